@@ -1,0 +1,624 @@
+"""
+Type information, as in ``pyflink.common.typeinfo``.
+
+Besides PyFlink's API, every :class:`TypeInformation` offers two methods the engine calls:
+
+* ``convert(value)``: the value as PyFlink hands it to the next operator after serializing
+  it with this type (FLOAT rounded to 32 bits, integers range-checked, ROW as a named
+  ``Row``, ...). Wrong Python types raise ``TypeError``, out-of-range integers
+  ``OverflowError``. ``convert`` is idempotent.
+* ``to_print_string(value)``: the line PyFlink's ``print()`` sink writes for a record of
+  this type, given the record as the upstream function returned it (Java ``toString`` of
+  the serialized value, or Python ``str()`` for pickled records and ROW fields).
+"""
+import datetime
+import math
+import numbers
+import operator
+import pickle
+import struct
+from decimal import Decimal, InvalidOperation
+from typing import List
+
+from .time import Instant
+from .types import Row, RowKind
+
+__all__ = ['TypeInformation', 'Types', 'BasicTypeInfo', 'PickledBytesTypeInfo', 'RowTypeInfo',
+           'TupleTypeInfo', 'ListTypeInfo', 'MapTypeInfo', 'BasicArrayTypeInfo',
+           'PrimitiveArrayTypeInfo', 'ObjectArrayTypeInfo', 'DateTypeInfo', 'TimeTypeInfo',
+           'TimestampTypeInfo', 'InstantTypeInfo']
+
+
+class TypeInformation(object):
+    """The type of the records of a stream or of a state; tells how records are serialized."""
+
+    def convert(self, value):
+        """Returns ``value`` as PyFlink hands it on after serializing it with this type."""
+        raise NotImplementedError
+
+    def to_print_string(self, value) -> str:
+        """Returns the line ``print()`` writes for the record ``value`` of this type."""
+        return self._java_string(self.convert(value), False)
+
+    def _java_string(self, value, deep: bool) -> str:
+        # Java's String.valueOf of the converted value; ``deep`` prints arrays element by
+        # element, as Flink's Tuple and Row toString do.
+        return 'null' if value is None else str(value)
+
+    def _wrong_type(self, value, expected: str):
+        return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
+
+    def __ne__(self, other):
+        return not self == other
+
+
+class BasicTypeInfo(TypeInformation):
+    """Type information for primitive types (int, long, double, ...), String, BigInteger and
+    BigDecimal."""
+
+    def __init__(self, name: str, java_class: str):
+        self._name = name
+        self._java_class = java_class
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._name == other._name
+
+    def __repr__(self):
+        return self._name
+
+
+class _StringTypeInfo(BasicTypeInfo):
+
+    def convert(self, value):
+        if not isinstance(value, str):
+            raise self._wrong_type(value, 'str')
+        return value
+
+
+class _IntegerTypeInfo(BasicTypeInfo):
+
+    def __init__(self, name: str, java_class: str, bits: int):
+        super().__init__(name, java_class)
+        self._bits = bits
+
+    def convert(self, value):
+        if isinstance(value, float):
+            value = int(value)  # PyFlink truncates floats written to integer fields
+        else:
+            try:
+                value = operator.index(value)
+            except TypeError:
+                raise self._wrong_type(value, 'int') from None
+        if self._bits and not -(1 << self._bits - 1) <= value < 1 << self._bits - 1:
+            raise OverflowError("%d is out of range for %r (%d-bit)" % (value, self, self._bits))
+        return value
+
+
+class _FloatTypeInfo(BasicTypeInfo):
+
+    def __init__(self, name: str, java_class: str, single: bool):
+        super().__init__(name, java_class)
+        self._single = single
+
+    def convert(self, value):
+        if not isinstance(value, numbers.Real):
+            raise self._wrong_type(value, 'float')
+        if not self._single:
+            return float(value)
+        try:
+            return struct.unpack('f', struct.pack('f', value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+
+    def _java_string(self, value, deep):
+        return 'null' if value is None else _java_float_string(value, self._single)
+
+
+class _BooleanTypeInfo(BasicTypeInfo):
+
+    def convert(self, value):
+        if not isinstance(value, numbers.Number):
+            raise self._wrong_type(value, 'bool')
+        return bool(value)
+
+    def _java_string(self, value, deep):
+        return 'null' if value is None else ('true' if value else 'false')
+
+
+class _BigDecTypeInfo(BasicTypeInfo):
+
+    def convert(self, value):
+        if isinstance(value, Decimal):
+            return value
+        try:
+            return Decimal(str(value))
+        except InvalidOperation:
+            raise self._wrong_type(value, 'a decimal.Decimal') from None
+
+
+class InstantTypeInfo(BasicTypeInfo):
+    """Type information for :class:`Instant`; supports None."""
+
+    def convert(self, value):
+        if value is not None and not isinstance(value, Instant):
+            raise self._wrong_type(value, 'an Instant')
+        return value
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=value.seconds)
+        nanos = value.nanos
+        if nanos == 0:
+            fraction = ''
+        elif nanos % 1_000_000 == 0:
+            fraction = '.%03d' % (nanos // 1_000_000)
+        elif nanos % 1000 == 0:
+            fraction = '.%06d' % (nanos // 1000)
+        else:
+            fraction = '.%09d' % nanos
+        return moment.strftime('%Y-%m-%dT%H:%M:%S') + fraction + 'Z'
+
+
+class DateTypeInfo(TypeInformation):
+    """Type information for ``datetime.date`` (Java ``java.sql.Date``)."""
+
+    def convert(self, value):
+        if isinstance(value, datetime.datetime):
+            return value.date()
+        if not isinstance(value, datetime.date):
+            raise self._wrong_type(value, 'a datetime.date')
+        return value
+
+    def __eq__(self, other):
+        return isinstance(other, DateTypeInfo)
+
+    def __repr__(self):
+        return 'DateTypeInfo'
+
+
+class TimeTypeInfo(TypeInformation):
+    """Type information for ``datetime.time`` (Java ``java.sql.Time``), millisecond precision."""
+
+    def convert(self, value):
+        if not isinstance(value, datetime.time):
+            raise self._wrong_type(value, 'a datetime.time')
+        return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+    def _java_string(self, value, deep):
+        return 'null' if value is None else value.strftime('%H:%M:%S')
+
+    def __eq__(self, other):
+        return isinstance(other, TimeTypeInfo)
+
+    def __repr__(self):
+        return 'TimeTypeInfo'
+
+
+class TimestampTypeInfo(TypeInformation):
+    """Type information for ``datetime.datetime`` (Java ``java.sql.Timestamp``), millisecond
+    precision."""
+
+    def convert(self, value):
+        if not isinstance(value, datetime.datetime):
+            raise self._wrong_type(value, 'a datetime.datetime')
+        return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        fraction = ('%06d' % value.microsecond).rstrip('0') or '0'
+        return value.strftime('%Y-%m-%d %H:%M:%S.') + fraction
+
+    def __eq__(self, other):
+        return isinstance(other, TimestampTypeInfo)
+
+    def __repr__(self):
+        return 'TimestampTypeInfo'
+
+
+class PickledBytesTypeInfo(TypeInformation):
+    """Records are any Python objects, serialized with pickle (the default type)."""
+
+    def convert(self, value):
+        return value
+
+    def to_print_string(self, value) -> str:
+        return value if isinstance(value, str) else str(value)
+
+    def _java_string(self, value, deep):
+        # Inside a Java record the object is a byte[]: its pickle bytes, or an identity.
+        if value is None:
+            return 'null'
+        if deep:
+            return _java_bytes_string(pickle.dumps(value, protocol=5))
+        return _java_identity('[B', value)
+
+    def __eq__(self, other):
+        return isinstance(other, PickledBytesTypeInfo)
+
+    def __repr__(self):
+        return 'PickledByteArrayTypeInfo'
+
+
+class RowTypeInfo(TypeInformation):
+    """Type information for :class:`Row`; fields may be None."""
+
+    def __init__(self, field_types: List[TypeInformation], field_names: List[str] = None):
+        self._field_types = field_types
+        self._field_names = field_names
+        self._names = field_names or ['f%d' % i for i in range(len(field_types))]
+
+    def get_field_names(self) -> List[str]:
+        return self._names
+
+    def get_field_index(self, field_name: str) -> int:
+        return self._field_names.index(field_name) if self._field_names else -1
+
+    def get_field_types(self) -> List[TypeInformation]:
+        return self._field_types
+
+    def convert(self, value):
+        if isinstance(value, Row):
+            values = value.get_fields_by_names(self._names)
+            kind = value.get_row_kind()
+        elif isinstance(value, (tuple, list)):
+            values, kind = value, RowKind.INSERT
+        else:
+            raise self._wrong_type(value, 'a Row')
+        if len(values) != len(self._field_types):
+            raise ValueError("%r expects %d fields, got %d: %r"
+                             % (self, len(self._field_types), len(values), value))
+        row = Row(*[None if v is None else t.convert(v)
+                    for t, v in zip(self._field_types, values)])
+        row._fields = self._names
+        row._row_kind = kind
+        return row
+
+    def to_print_string(self, value) -> str:
+        # PyFlink formats a ROW record in Python before it is serialized.
+        if isinstance(value, Row):
+            return '%s[%s]' % (value.get_row_kind(), ','.join(str(v) for v in value._values))
+        return '+I[%s]' % ','.join(str(v) for v in self.convert(value))
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        return '%s[%s]' % (value.get_row_kind(), ', '.join(
+            t._java_string(v, True) for t, v in zip(self._field_types, value)))
+
+    def __eq__(self, other):
+        return isinstance(other, RowTypeInfo) and self._field_types == other._field_types
+
+    def __repr__(self):
+        if self._field_names:
+            return 'RowTypeInfo(%s)' % ', '.join(
+                '%s: %r' % nt for nt in zip(self._field_names, self._field_types))
+        return 'RowTypeInfo(%s)' % ', '.join(repr(t) for t in self._field_types)
+
+
+class TupleTypeInfo(TypeInformation):
+    """Type information for tuples; fields may not be None (except pickled and Instant)."""
+
+    def __init__(self, field_types: List[TypeInformation]):
+        self._field_types = field_types
+
+    def get_field_types(self) -> List[TypeInformation]:
+        return self._field_types
+
+    def convert(self, value):
+        if not isinstance(value, (tuple, list, Row)):
+            raise self._wrong_type(value, 'a tuple')
+        if len(value) != len(self._field_types):
+            raise ValueError("%r expects %d fields, got %d: %r"
+                             % (self, len(self._field_types), len(value), value))
+        return tuple(t.convert(v) for t, v in zip(self._field_types, value))
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        return '(%s)' % ','.join(t._java_string(v, True) for t, v in zip(self._field_types, value))
+
+    def __eq__(self, other):
+        return isinstance(other, TupleTypeInfo) and self._field_types == other._field_types
+
+    def __repr__(self):
+        return 'TupleTypeInfo(%s)' % ', '.join(repr(t) for t in self._field_types)
+
+
+class ListTypeInfo(TypeInformation):
+    """Type information for lists; elements may not be None."""
+
+    def __init__(self, element_type: TypeInformation):
+        self.elem_type = element_type
+
+    def convert(self, value):
+        if not isinstance(value, (list, tuple)):
+            raise self._wrong_type(value, 'a list')
+        return [self.elem_type.convert(v) for v in value]
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        return '[%s]' % ', '.join(self.elem_type._java_string(v, deep) for v in value)
+
+    def __eq__(self, other):
+        return isinstance(other, ListTypeInfo) and self.elem_type == other.elem_type
+
+    def __repr__(self):
+        return 'ListTypeInfo<%r>' % self.elem_type
+
+
+class MapTypeInfo(TypeInformation):
+    """Type information for dicts; values may be None, keys may not."""
+
+    def __init__(self, key_type_info: TypeInformation, value_type_info: TypeInformation):
+        self._key_type_info = key_type_info
+        self._value_type_info = value_type_info
+
+    def convert(self, value):
+        if not isinstance(value, dict):
+            raise self._wrong_type(value, 'a dict')
+        key_type, value_type = self._key_type_info, self._value_type_info
+        return {key_type.convert(k): None if v is None else value_type.convert(v)
+                for k, v in value.items()}
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        return '{%s}' % ', '.join(
+            '%s=%s' % (self._key_type_info._java_string(k, deep),
+                       self._value_type_info._java_string(v, deep)) for k, v in value.items())
+
+    def __eq__(self, other):
+        return (isinstance(other, MapTypeInfo) and self._key_type_info == other._key_type_info
+                and self._value_type_info == other._value_type_info)
+
+    def __repr__(self):
+        return 'MapTypeInfo<%r, %r>' % (self._key_type_info, self._value_type_info)
+
+
+class _ArrayTypeInfo(TypeInformation):
+    # A Java array: printed as an identity (``[I@1b6d3586``), or element by element when deep.
+
+    def __init__(self, element_type: TypeInformation):
+        self._element_type = element_type
+
+    def convert(self, value):
+        if not isinstance(value, (list, tuple)):
+            raise self._wrong_type(value, 'a list')
+        element_type = self._element_type
+        return [None if v is None else element_type.convert(v) for v in value]
+
+    def _java_class(self) -> str:
+        return '[L%s;' % getattr(self._element_type, '_java_class', 'java.lang.Object')
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        if not deep:
+            return _java_identity(self._java_class(), value)
+        return '[%s]' % ', '.join(self._element_type._java_string(v, True) for v in value)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._element_type == other._element_type
+
+    def __repr__(self):
+        return '%s<%r>' % (type(self).__name__, self._element_type)
+
+
+class BasicArrayTypeInfo(_ArrayTypeInfo):
+    """Type information for arrays of boxed primitive types (Integer[], String[], ...); elements
+    may be None."""
+
+
+class ObjectArrayTypeInfo(_ArrayTypeInfo):
+    """Type information for arrays of non-primitive types; elements may be None."""
+
+
+class PrimitiveArrayTypeInfo(_ArrayTypeInfo):
+    """Type information for arrays of primitive types (int[], byte[], ...); a byte array is
+    ``bytes``, others are lists without None."""
+
+    _CODES = {'Boolean': 'Z', 'Byte': 'B', 'Short': 'S', 'Integer': 'I', 'Long': 'J',
+              'Float': 'F', 'Double': 'D', 'Char': 'C'}
+
+    def convert(self, value):
+        if self._element_type == Types.BYTE():
+            if not isinstance(value, (bytes, bytearray)):
+                raise self._wrong_type(value, 'bytes')
+            return bytes(value)
+        if not isinstance(value, (list, tuple)):
+            raise self._wrong_type(value, 'a list')
+        return [self._element_type.convert(v) for v in value]
+
+    def _java_class(self):
+        return '[' + self._CODES[repr(self._element_type)]
+
+    def _java_string(self, value, deep):
+        if deep and isinstance(value, bytes):
+            return _java_bytes_string(value)
+        return super()._java_string(value, deep)
+
+
+def _java_identity(java_class: str, value) -> str:
+    # Java prints arrays by class and identity hash; the hash is arbitrary there too.
+    return '%s@%x' % (java_class, id(value) & 0x7fffffff)
+
+
+def _java_bytes_string(data: bytes) -> str:
+    return '[%s]' % ', '.join(str(b - 256 if b > 127 else b) for b in data)
+
+
+# JDK 17's FloatingDecimal: how many low decimal digits of an integral value to drop.
+_INSIGNIFICANT_DIGITS = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6,
+                         7, 7, 7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13,
+                         13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+
+
+def _java_float_string(value: float, single: bool) -> str:
+    """Java 17's ``Float.toString`` (``single``) or ``Double.toString``: plain between 10^-3
+    and 10^7, else ``d.dddE<n>``."""
+    if math.isnan(value):
+        return 'NaN'
+    if math.isinf(value):
+        return 'Infinity' if value > 0 else '-Infinity'
+    if value == 0:
+        return '-0.0' if math.copysign(1, value) < 0 else '0.0'
+    minus = '-' if value < 0 else ''
+    bin_exp = math.frexp(value)[1] - 1
+    if value.is_integer() and bin_exp <= 62:
+        # Java 17 prints integral values from their exact digits, less a few insignificant
+        # ones (e.g. 4.6733888E7 where the shortest would be 4.673389E7).
+        number = int(abs(value))
+        p2 = bin_exp - (24 if single else 53) - 1
+        dropped = _INSIGNIFICANT_DIGITS[p2] if 1 < p2 < len(_INSIGNIFICANT_DIGITS) else 0
+        if dropped:
+            number, residue = divmod(number, 10 ** dropped)
+            number += residue >= 10 ** dropped // 2
+        digits = str(number)
+        point = len(digits) + dropped
+        digits = digits.rstrip('0')
+    else:
+        if single:
+            text = next(t for t in ('%.*e' % (p, value) for p in range(9))
+                        if struct.unpack('f', struct.pack('f', float(t)))[0] == value)
+        else:
+            text = repr(value)
+        _, digit_tuple, exponent = Decimal(text).normalize().as_tuple()
+        digits = ''.join(map(str, digit_tuple))
+        point = len(digits) + exponent  # digits[:point] is the integer part
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return '%s0.%s%s' % (minus, '0' * -point, digits)
+        digits = digits.ljust(point, '0')
+        return '%s%s.%s' % (minus, digits[:point], digits[point:] or '0')
+    if len(digits) == 1:
+        # Java prints at least one fractional digit, and picks it closest to the exact value.
+        mantissa, exp = ('%.1e' % value).split('e')
+        return '%sE%d' % (mantissa, int(exp))
+    return '%s%s.%sE%d' % (minus, digits[0], digits[1:], point - 1)
+
+
+class Types(object):
+    """Type information for the common types, as in ``pyflink.common.typeinfo.Types``."""
+
+    @staticmethod
+    def STRING() -> TypeInformation:
+        """Type information for str. Does not support a None value."""
+        return _StringTypeInfo('String', 'java.lang.String')
+
+    @staticmethod
+    def BYTE() -> TypeInformation:
+        """Type information for an 8-bit int. Does not support a None value."""
+        return _IntegerTypeInfo('Byte', 'java.lang.Byte', 8)
+
+    @staticmethod
+    def BOOLEAN() -> TypeInformation:
+        """Type information for bool. Does not support a None value."""
+        return _BooleanTypeInfo('Boolean', 'java.lang.Boolean')
+
+    @staticmethod
+    def SHORT() -> TypeInformation:
+        """Type information for a 16-bit int. Does not support a None value."""
+        return _IntegerTypeInfo('Short', 'java.lang.Short', 16)
+
+    @staticmethod
+    def INT() -> TypeInformation:
+        """Type information for a 32-bit int. Does not support a None value."""
+        return _IntegerTypeInfo('Integer', 'java.lang.Integer', 32)
+
+    @staticmethod
+    def LONG() -> TypeInformation:
+        """Type information for a 64-bit int. Does not support a None value."""
+        return _IntegerTypeInfo('Long', 'java.lang.Long', 64)
+
+    @staticmethod
+    def FLOAT() -> TypeInformation:
+        """Type information for a 32-bit float. Does not support a None value."""
+        return _FloatTypeInfo('Float', 'java.lang.Float', True)
+
+    @staticmethod
+    def DOUBLE() -> TypeInformation:
+        """Type information for a 64-bit float. Does not support a None value."""
+        return _FloatTypeInfo('Double', 'java.lang.Double', False)
+
+    @staticmethod
+    def CHAR() -> TypeInformation:
+        """Type information for a one-character str. Does not support a None value."""
+        return _StringTypeInfo('Char', 'java.lang.Character')
+
+    @staticmethod
+    def BIG_INT() -> TypeInformation:
+        """Type information for an int of any size."""
+        return _IntegerTypeInfo('BigInteger', 'java.math.BigInteger', 0)
+
+    @staticmethod
+    def BIG_DEC() -> TypeInformation:
+        """Type information for decimal.Decimal."""
+        return _BigDecTypeInfo('BigDecimal', 'java.math.BigDecimal')
+
+    @staticmethod
+    def INSTANT() -> TypeInformation:
+        """Type information for Instant. Supports a None value."""
+        return InstantTypeInfo('Instant', 'java.time.Instant')
+
+    @staticmethod
+    def SQL_DATE() -> TypeInformation:
+        """Type information for datetime.date."""
+        return DateTypeInfo()
+
+    @staticmethod
+    def SQL_TIME() -> TypeInformation:
+        """Type information for datetime.time."""
+        return TimeTypeInfo()
+
+    @staticmethod
+    def SQL_TIMESTAMP() -> TypeInformation:
+        """Type information for datetime.datetime."""
+        return TimestampTypeInfo()
+
+    @staticmethod
+    def PICKLED_BYTE_ARRAY() -> TypeInformation:
+        """Type information for any Python object, serialized with pickle."""
+        return PickledBytesTypeInfo()
+
+    @staticmethod
+    def ROW(field_types: List[TypeInformation]) -> TypeInformation:
+        """Type information for Row with fields of the given types (named f0, f1, ...)."""
+        return RowTypeInfo(field_types)
+
+    @staticmethod
+    def ROW_NAMED(field_names: List[str], field_types: List[TypeInformation]) -> TypeInformation:
+        """Type information for Row with fields of the given types and names."""
+        return RowTypeInfo(field_types, field_names)
+
+    @staticmethod
+    def TUPLE(field_types: List[TypeInformation]) -> TypeInformation:
+        """Type information for tuples with fields of the given types."""
+        return TupleTypeInfo(field_types)
+
+    @staticmethod
+    def PRIMITIVE_ARRAY(element_type: TypeInformation) -> TypeInformation:
+        """Type information for arrays of a primitive type (such as byte[] or int[])."""
+        return PrimitiveArrayTypeInfo(element_type)
+
+    @staticmethod
+    def BASIC_ARRAY(element_type: TypeInformation) -> TypeInformation:
+        """Type information for arrays of a boxed primitive type (such as Integer[])."""
+        return BasicArrayTypeInfo(element_type)
+
+    @staticmethod
+    def OBJECT_ARRAY(element_type: TypeInformation) -> TypeInformation:
+        """Type information for arrays of non-primitive types; elements may be None."""
+        return ObjectArrayTypeInfo(element_type)
+
+    @staticmethod
+    def MAP(key_type_info: TypeInformation, value_type_info: TypeInformation) -> TypeInformation:
+        """Type information for dicts with keys and values of the given types."""
+        return MapTypeInfo(key_type_info, value_type_info)
+
+    @staticmethod
+    def LIST(element_type_info: TypeInformation) -> TypeInformation:
+        """Type information for lists with elements of the given type."""
+        return ListTypeInfo(element_type_info)

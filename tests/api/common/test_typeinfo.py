@@ -1,0 +1,249 @@
+"""Expected values observed on PyFlink 2.3.0 (coders and print() sink)."""
+import datetime
+import struct
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, strategies as st
+
+from api.common import Instant, Row, RowKind, Types as T
+from api.common.typeinfo import _java_float_string
+
+
+@pytest.mark.parametrize('type_info, text', [
+    (T.STRING(), 'String'), (T.INT(), 'Integer'), (T.BIG_DEC(), 'BigDecimal'),
+    (T.INSTANT(), 'Instant'), (T.SQL_DATE(), 'DateTypeInfo'),
+    (T.SQL_TIMESTAMP(), 'TimestampTypeInfo'), (T.PICKLED_BYTE_ARRAY(), 'PickledByteArrayTypeInfo'),
+    (T.ROW([T.INT(), T.STRING()]), 'RowTypeInfo(Integer, String)'),
+    (T.ROW_NAMED(['a', 'b'], [T.INT(), T.STRING()]), 'RowTypeInfo(a: Integer, b: String)'),
+    (T.TUPLE([T.INT(), T.STRING()]), 'TupleTypeInfo(Integer, String)'),
+    (T.LIST(T.INT()), 'ListTypeInfo<Integer>'),
+    (T.MAP(T.STRING(), T.INT()), 'MapTypeInfo<String, Integer>'),
+    (T.BASIC_ARRAY(T.INT()), 'BasicArrayTypeInfo<Integer>'),
+    (T.PRIMITIVE_ARRAY(T.INT()), 'PrimitiveArrayTypeInfo<Integer>'),
+    (T.OBJECT_ARRAY(T.STRING()), 'ObjectArrayTypeInfo<String>'),
+])
+def test_repr(type_info, text):
+    assert repr(type_info) == str(type_info) == text
+
+
+def test_equality():
+    assert T.INT() == T.INT() and T.INT() != T.LONG()
+    assert T.ROW([T.INT()]) == T.ROW_NAMED(['x'], [T.INT()])
+    assert T.MAP(T.STRING(), T.LIST(T.INT())) == T.MAP(T.STRING(), T.LIST(T.INT()))
+    assert T.BASIC_ARRAY(T.INT()) != T.PRIMITIVE_ARRAY(T.INT())
+    assert T.ROW([T.INT(), T.STRING()]).get_field_names() == ['f0', 'f1']
+
+
+@pytest.mark.parametrize('type_info, value, expected', [
+    (T.FLOAT(), 110.1, 110.0999984741211),
+    (T.FLOAT(), 1, 1.0),
+    (T.FLOAT(), 1e40, float('inf')),
+    (T.DOUBLE(), 1, 1.0),
+    (T.INT(), 1.7, 1),
+    (T.INT(), True, 1),
+    (T.INT(), 2 ** 31 - 1, 2 ** 31 - 1),
+    (T.LONG(), -2 ** 63, -2 ** 63),
+    (T.BOOLEAN(), 2, True),
+    (T.BIG_DEC(), 1.5, Decimal('1.5')),
+    (T.INSTANT(), None, None),
+    (T.SQL_DATE(), datetime.datetime(2020, 1, 2, 3, 4), datetime.date(2020, 1, 2)),
+    (T.SQL_TIME(), datetime.time(12, 34, 56, 789123), datetime.time(12, 34, 56, 789000)),
+    (T.SQL_TIMESTAMP(), datetime.datetime(2020, 1, 2, 12, 34, 56, 789123),
+     datetime.datetime(2020, 1, 2, 12, 34, 56, 789000)),
+    (T.TUPLE([T.INT(), T.FLOAT()]), (1, 110.1), (1, 110.0999984741211)),
+    (T.TUPLE([T.PICKLED_BYTE_ARRAY(), T.INSTANT()]), (None, None), (None, None)),
+    (T.LIST(T.FLOAT()), [110.1], [110.0999984741211]),
+    (T.MAP(T.STRING(), T.INT()), {'a': None}, {'a': None}),
+    (T.BASIC_ARRAY(T.INT()), [1, None], [1, None]),
+    (T.PRIMITIVE_ARRAY(T.BYTE()), bytearray(b'ab'), b'ab'),
+    (T.PRIMITIVE_ARRAY(T.BOOLEAN()), [1, 0], [True, False]),
+])
+def test_convert(type_info, value, expected):
+    assert type_info.convert(value) == expected
+
+
+def test_convert_row():
+    named = T.ROW_NAMED(['a', 'b'], [T.INT(), T.FLOAT()])
+    row = named.convert(Row(b=110.1, a=1))
+    assert repr(row) == 'Row(a=1, b=110.0999984741211)'
+    assert repr(named.convert(Row(9, 1.5))) == 'Row(a=9, b=1.5)'
+    assert repr(T.ROW([T.INT(), T.STRING()]).convert((1, 'a'))) == "Row(f0=1, f1='a')"
+    assert repr(T.ROW([T.INT(), T.STRING()]).convert(Row(None, None))) == 'Row(f0=None, f1=None)'
+    deleted = T.ROW([T.INT()]).convert(Row.of_kind(RowKind.DELETE, 1))
+    assert deleted.get_row_kind() == RowKind.DELETE
+    nested = T.ROW([T.FLOAT(), T.ROW([T.INT()])]).convert(Row(110.1, Row(2)))
+    assert repr(nested) == 'Row(f0=110.0999984741211, f1=Row(f0=2))'
+
+
+def test_pickled_is_identity():
+    value = {'k': [1]}
+    assert T.PICKLED_BYTE_ARRAY().convert(value) is value
+
+
+@pytest.mark.parametrize('type_info, value, error', [
+    (T.INT(), 2 ** 31, OverflowError), (T.INT(), -2 ** 31 - 1, OverflowError),
+    (T.SHORT(), 32768, OverflowError), (T.BYTE(), 128, OverflowError),
+    (T.LONG(), 2 ** 63, OverflowError),
+    (T.INT(), '1', TypeError), (T.INT(), None, TypeError), (T.FLOAT(), '1.5', TypeError),
+    (T.DOUBLE(), None, TypeError), (T.BOOLEAN(), 'x', TypeError), (T.STRING(), 1, TypeError),
+    (T.STRING(), None, TypeError), (T.SQL_DATE(), None, TypeError),
+    (T.SQL_TIMESTAMP(), datetime.date(2020, 1, 2), TypeError), (T.INSTANT(), 5, TypeError),
+    (T.TUPLE([T.INT(), T.STRING()]), (None, 'a'), TypeError),
+    (T.TUPLE([T.INT(), T.STRING()]), (1,), ValueError),
+    (T.TUPLE([T.INT(), T.STRING()]), 'ab', TypeError),
+    (T.ROW([T.INT(), T.STRING()]), (1,), ValueError),
+    (T.ROW([T.INT(), T.STRING()]), 5, TypeError),
+    (T.ROW([T.INT(), T.STRING()]), Row('1', 'a'), TypeError),
+    (T.LIST(T.INT()), [1, None], TypeError), (T.LIST(T.STRING()), 'ab', TypeError),
+    (T.MAP(T.STRING(), T.INT()), {None: 1}, TypeError),
+    (T.MAP(T.STRING(), T.INT()), [('a', 1)], TypeError),
+    (T.PRIMITIVE_ARRAY(T.INT()), [1, None], TypeError),
+    (T.PRIMITIVE_ARRAY(T.BYTE()), [1, 2], TypeError),
+])
+def test_convert_errors(type_info, value, error):
+    with pytest.raises(error):
+        type_info.convert(value)
+
+
+def test_convert_error_names_type_and_value():
+    with pytest.raises(OverflowError, match='2147483648 is out of range for Integer'):
+        T.INT().convert(2 ** 31)
+    with pytest.raises(TypeError, match="String expects str, got int: 1"):
+        T.STRING().convert(1)
+
+
+@given(st.integers(-2 ** 40, 2 ** 40))
+def test_int_range(value):
+    if -2 ** 31 <= value < 2 ** 31:
+        assert T.INT().convert(value) == value
+    else:
+        with pytest.raises(OverflowError):
+            T.INT().convert(value)
+
+
+@given(st.floats(width=32))
+def test_float_keeps_32_bit_values(value):
+    converted = T.FLOAT().convert(value)
+    assert converted == value or converted != converted
+    assert T.FLOAT().convert(converted) == converted or converted != converted
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_float_rounds_like_struct(value):
+    try:
+        expected = struct.unpack('f', struct.pack('f', value))[0]
+    except OverflowError:
+        expected = float('inf') if value > 0 else float('-inf')
+    assert T.FLOAT().convert(value) == expected
+
+
+# Lines printed by PyFlink's print() for `map(lambda x: x, output_type=...)`.
+@pytest.mark.parametrize('type_info, value, line', [
+    (T.PICKLED_BYTE_ARRAY(), ('Germany', 123), "('Germany', 123)"),
+    (T.PICKLED_BYTE_ARRAY(), 's', 's'),
+    (T.PICKLED_BYTE_ARRAY(), None, 'None'),
+    (T.PICKLED_BYTE_ARRAY(), Row(1, 'a'), "<Row(1, 'a')>"),
+    (T.STRING(), 'a,b', 'a,b'),
+    (T.BOOLEAN(), True, 'true'),
+    (T.BYTE(), -3, '-3'),
+    (T.LONG(), 2 ** 62, '4611686018427387904'),
+    (T.FLOAT(), 110.1, '110.1'),
+    (T.DOUBLE(), 0.1 + 0.2, '0.30000000000000004'),
+    (T.BIG_DEC(), Decimal('1.50'), '1.50'),
+    (T.BIG_DEC(), Decimal('1E+3'), '1E+3'),
+    (T.BIG_DEC(), Decimal('-0.000001'), '-0.000001'),
+    (T.BIG_DEC(), Decimal('1E-7'), '1E-7'),
+    (T.BIG_DEC(), Decimal('123.456E+10'), '1.23456E+12'),
+    (T.INSTANT(), Instant.of_epoch_milli(1577934896123), '2020-01-02T03:14:56.123Z'),
+    (T.INSTANT(), Instant.of_epoch_milli(0), '1970-01-01T00:00:00Z'),
+    (T.SQL_DATE(), datetime.date(2020, 1, 2), '2020-01-02'),
+    (T.SQL_TIME(), datetime.time(12, 34, 56, 789000), '12:34:56'),
+    (T.SQL_TIMESTAMP(), datetime.datetime(2020, 1, 2, 12, 34, 56, 789123),
+     '2020-01-02 12:34:56.789'),
+    (T.SQL_TIMESTAMP(), datetime.datetime(2020, 1, 2, 12, 34, 56), '2020-01-02 12:34:56.0'),
+    (T.SQL_TIMESTAMP(), datetime.datetime(2020, 1, 2, 12, 34, 56, 500000),
+     '2020-01-02 12:34:56.5'),
+    (T.TUPLE([T.STRING(), T.INT(), T.DOUBLE(), T.BOOLEAN()]), ('be,', 1, 1.5, True),
+     '(be,,1,1.5,true)'),
+    (T.TUPLE([T.STRING(), T.INT(), T.DOUBLE(), T.BOOLEAN()]), ('', -2, 1e10, False),
+     '(,-2,1.0E10,false)'),
+    (T.TUPLE([T.TUPLE([T.INT(), T.STRING()]), T.ROW([T.INT(), T.STRING()]), T.LIST(T.INT()),
+              T.MAP(T.STRING(), T.INT()), T.PICKLED_BYTE_ARRAY(), T.FLOAT()]),
+     ((1, 'a'), Row(2, 'b'), [1, 2], {'k': 3}, ('p', 1), 110.1),
+     '((1,a),+I[2, b],[1, 2],{k=3},[-128, 5, -107, 9, 0, 0, 0, 0, 0, 0, 0, -116, 1, 112, -108,'
+     ' 75, 1, -122, -108, 46],110.1)'),
+    (T.TUPLE([T.BASIC_ARRAY(T.INT()), T.PRIMITIVE_ARRAY(T.INT()), T.BASIC_ARRAY(T.STRING()),
+              T.PRIMITIVE_ARRAY(T.BYTE()), T.LIST(T.STRING()), T.LIST(T.LIST(T.INT()))]),
+     ([1, None], [1, 2], ['a', 'b'], b'ab', ['x', 'y'], [[1], []]),
+     '([1, null],[1, 2],[a, b],[97, 98],[x, y],[[1], []])'),
+    (T.TUPLE([T.CHAR(), T.SQL_TIME()]), ('c', datetime.time(1, 2, 3)), '(c,01:02:03)'),
+    (T.TUPLE([T.SQL_TIMESTAMP(), T.INSTANT()]), (datetime.datetime(2020, 1, 2, 3, 4, 5, 6000),
+                                                 None), '(2020-01-02 03:04:05.006,null)'),
+    (T.TUPLE([T.BIG_DEC(), T.SQL_DATE()]), (Decimal('2.50'), datetime.date(2020, 1, 2)),
+     '(2.50,2020-01-02)'),
+    (T.TUPLE([T.INSTANT(), T.INSTANT(), T.INSTANT()]),
+     (Instant(5, 123456789), Instant(5, 120000000), Instant(-1, 0)),
+     '(1970-01-01T00:00:05.123456789Z,1970-01-01T00:00:05.120Z,1969-12-31T23:59:59Z)'),
+    (T.ROW([T.STRING(), T.INT()]), Row('a', 1), '+I[a,1]'),
+    (T.ROW([T.STRING(), T.INT()]), Row(None, None), '+I[None,None]'),
+    (T.ROW([T.STRING(), T.INT()]), Row.of_kind(RowKind.UPDATE_BEFORE, 'b', 2), '-U[b,2]'),
+    (T.ROW([T.STRING(), T.INT()]), Row.of_kind(RowKind.UPDATE_AFTER, 'c', 3), '+U[c,3]'),
+    (T.ROW([T.STRING(), T.INT()]), Row.of_kind(RowKind.DELETE, 'd', 4), '-D[d,4]'),
+    (T.ROW([T.STRING(), T.INT()]), Row('a', 1, 3), '+I[a,1,3]'),
+    (T.ROW_NAMED(['name', 'age'], [T.STRING(), T.INT()]), Row(age=4, name='y'), '+I[4,y]'),
+    (T.ROW([T.ROW([T.INT(), T.STRING()]), T.TUPLE([T.INT(), T.STRING()]), T.LIST(T.DOUBLE()),
+            T.MAP(T.STRING(), T.BOOLEAN()), T.FLOAT(), T.PICKLED_BYTE_ARRAY()]),
+     Row(Row(1, 'a'), (2, 'b'), [1.0, 1e10], {'t': True}, 110.1, {'p': [1]}),
+     "+I[<Row(1, 'a')>,(2, 'b'),[1.0, 10000000000.0],{'t': True},110.1,{'p': [1]}]"),
+    (T.ROW([T.TUPLE([T.INT(), T.FLOAT()]), T.ROW_NAMED(['x'], [T.FLOAT()])]),
+     Row((1, 110.1), Row(x=110.1)), '+I[(1, 110.1),Row(x=110.1)]'),
+    (T.LIST(T.INT()), [1, 2, 3], '[1, 2, 3]'),
+    (T.LIST(T.INT()), [], '[]'),
+    (T.LIST(T.FLOAT()), [110.1, 1e10], '[110.1, 1.0E10]'),
+    (T.LIST(T.TUPLE([T.INT(), T.STRING()])), [(1, 'a')], '[(1,a)]'),
+    (T.LIST(T.ROW([T.INT(), T.STRING()])), [Row(1, 'a')], '[+I[1, a]]'),
+    (T.LIST(T.MAP(T.STRING(), T.TUPLE([T.INT(), T.BOOLEAN()]))), [{'a': (1, True)}],
+     '[{a=(1,true)}]'),
+    (T.MAP(T.STRING(), T.INT()), {'a': 1, 'b': 2}, '{a=1, b=2}'),
+    (T.MAP(T.STRING(), T.INT()), {'a': None}, '{a=null}'),
+    (T.MAP(T.INT(), T.LIST(T.DOUBLE())), {1: [1.5, 2.0]}, '{1=[1.5, 2.0]}'),
+    (T.MAP(T.STRING(), T.ROW([T.INT(), T.DOUBLE()])), {'a': Row(1, 2.5)}, '{a=+I[1, 2.5]}'),
+])
+def test_print_string(type_info, value, line):
+    assert type_info.to_print_string(value) == line
+
+
+@pytest.mark.parametrize('type_info, value, prefix', [
+    (T.BASIC_ARRAY(T.INT()), [1, None], '[Ljava.lang.Integer;@'),
+    (T.BASIC_ARRAY(T.STRING()), ['a'], '[Ljava.lang.String;@'),
+    (T.OBJECT_ARRAY(T.STRING()), ['a', None], '[Ljava.lang.String;@'),
+    (T.PRIMITIVE_ARRAY(T.INT()), [1], '[I@'),
+    (T.PRIMITIVE_ARRAY(T.DOUBLE()), [1.5], '[D@'),
+])
+def test_print_string_of_arrays_is_an_identity(type_info, value, prefix):
+    assert type_info.to_print_string(value).startswith(prefix)
+    assert T.PRIMITIVE_ARRAY(T.BYTE()).to_print_string(b'ab').startswith('[B@')
+
+
+@pytest.mark.parametrize('value, double, single', [
+    (110.1, '110.1', '110.1'), (1e10, '1.0E10', '1.0E10'), (0.1, '0.1', '0.1'),
+    (1e-5, '1.0E-5', '1.0E-5'), (float('nan'), 'NaN', 'NaN'),
+    (float('inf'), 'Infinity', 'Infinity'), (float('-inf'), '-Infinity', '-Infinity'),
+    (-0.0, '-0.0', '-0.0'), (1234567.0, '1234567.0', '1234567.0'),
+    (12345678.0, '1.2345678E7', '1.2345678E7'), (0.001, '0.001', '0.001'),
+    (0.0001, '1.0E-4', '1.0E-4'), (100.0, '100.0', '100.0'), (1e7, '1.0E7', '1.0E7'),
+    (9999999.0, '9999999.0', '9999999.0'), (1e21, '1.0E21', '1.0E21'),
+    (1e100, '1.0E100', 'Infinity'), (5e-324, '4.9E-324', '0.0'),
+    (123456789.123, '1.23456789123E8', '1.23456792E8'), (2.0 ** -20, '9.5367431640625E-7',
+                                                          '9.536743E-7'),
+    (1e22, '1.0E22', '1.0E22'), (3.4e38, '3.4E38', '3.4E38'), (1e-45, '1.0E-45', '1.4E-45'),
+    (16777217.0, '1.6777217E7', '1.6777216E7'), (0.3, '0.3', '0.3'),
+    (-46733887.90854809, '-4.673388790854809E7', '-4.6733888E7'),
+    (2e13, '2.0E13', '1.99999997E13'),
+    (-1.6130484589462314e17, '-1.61304845894623136E17', '-1.6130485E17'),
+])
+def test_java_float_string(value, double, single):
+    # Observed from Java 17's Double.toString and Float.toString.
+    assert _java_float_string(value, False) == double
+    assert _java_float_string(T.FLOAT().convert(value), True) == single
