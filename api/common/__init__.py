@@ -3,6 +3,11 @@ from .configuration import Configuration
 from .time import Duration, Instant, Time
 from .typeinfo import TypeInformation, Types
 from .types import Row, RowKind
+from .execution_config import ExecutionConfig
+from .job_client import CompletableFuture, JobClient, JobStatus
+from .job_execution_result import JobExecutionResult, JobID
+from .watermark_strategy import WatermarkStrategy
 
 __all__ = ['Configuration', 'Duration', 'Instant', 'Time', 'TypeInformation', 'Types', 'Row',
-           'RowKind']
+           'RowKind', 'ExecutionConfig', 'CompletableFuture', 'JobClient', 'JobStatus',
+           'JobExecutionResult', 'JobID', 'WatermarkStrategy']

@@ -1,0 +1,4 @@
+"""Connectors, as in ``pyflink.datastream.connectors``."""
+from .number_seq import NumberSequenceSource
+
+__all__ = ["NumberSequenceSource"]

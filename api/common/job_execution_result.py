@@ -1,0 +1,57 @@
+"""JobID and JobExecutionResult, as in ``pyflink.common``."""
+from typing import Any, Dict
+
+
+class JobID:
+    """Unique identifier of a job: 32 hex characters."""
+
+    def __init__(self, hex_string: str):
+        self._hex = hex_string
+
+    def to_hex_string(self) -> str:
+        return self._hex
+
+    def __str__(self):
+        return self._hex
+
+    def __repr__(self):
+        return self._hex
+
+    def __eq__(self, other):
+        return isinstance(other, JobID) and other._hex == self._hex
+
+    def __hash__(self):
+        return hash(self._hex)
+
+
+class JobExecutionResult:
+    """The result of a finished job: its id, net runtime and accumulators."""
+
+    def __init__(self, job_id: JobID, net_runtime_ms: int,
+                 accumulators: Dict[str, Any] = None):
+        self._job_id = job_id
+        self._net_runtime = net_runtime_ms
+        self._accumulators = dict(accumulators or {})
+
+    def get_job_id(self) -> JobID:
+        return self._job_id
+
+    def is_job_execution_result(self) -> bool:
+        return True
+
+    def get_job_execution_result(self) -> "JobExecutionResult":
+        return self
+
+    def get_net_runtime(self) -> int:
+        """Net execution time of the job in milliseconds."""
+        return self._net_runtime
+
+    def get_accumulator_result(self, accumulator_name: str):
+        return self._accumulators.get(accumulator_name)
+
+    def get_all_accumulator_results(self) -> Dict[str, Any]:
+        return dict(self._accumulators)
+
+    def __str__(self):
+        return (f"Program execution finished\nJob with JobID {self._job_id} has finished.\n"
+                f"Job Runtime: {self._net_runtime} ms\n")

@@ -1,0 +1,399 @@
+"""DataStream, KeyedStream and DataStreamSink, as in ``pyflink.datastream``.
+
+Calls only record transformations (nothing runs until ``execute``); they check
+what can be checked at build time: function kinds, keyed-only operations,
+parallelism settings.
+"""
+from typing import Callable, List, Optional, Union
+
+from engine import graph
+from engine.graph import Partitioning, Transformation
+from engine.operators.io import SinkWriterOperator
+from engine.operators.keyed import ReduceOperator
+from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
+
+from api.common.typeinfo import Types, TypeInformation
+from . import functions as fn
+from .aggregations import aggregation
+from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
+
+NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
+             "first, e.g. ds.key_by(lambda x: x[0]).{}(...)")
+
+
+def _factory(operator_class, *args) -> Callable:
+    """A picklable zero-argument factory of a runtime operator."""
+    return _OperatorFactory(operator_class, args)
+
+
+class _OperatorFactory:
+    def __init__(self, operator_class, args):
+        self.operator_class = operator_class
+        self.args = args
+
+    def __call__(self):
+        return self.operator_class(*self.args)
+
+
+class DataStream:
+    """A stream of elements of the same type; transformations create new DataStreams."""
+
+    def __init__(self, env, transformation: Transformation):
+        self._env = env
+        self._transformation = transformation
+
+    # --- properties of the operator that produces this stream -----------------
+    def get_name(self) -> str:
+        return self._transformation.name
+
+    def name(self, name: str) -> "DataStream":
+        """Sets the name of the operator (shown in the execution plan and in errors)."""
+        self._physical("name").name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStream":
+        """Sets a stable id for the operator; its keyed state is stored under it."""
+        self._physical("uid").uid = uid
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> "DataStream":
+        self._physical("set_uid_hash").uid_hash = uid_hash
+        return self
+
+    def set_description(self, description: str) -> "DataStream":
+        self._physical("set_description").description = description
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStream":
+        """Sets the parallelism of this operator."""
+        t = self._physical("set_parallelism")
+        if parallelism < 1:
+            raise ValueError("The parallelism of an operator must be at least 1.")
+        if t.kind == "source" and getattr(t.source, "parallelism", None) == 1 and parallelism != 1:
+            raise ValueError("The parallelism of a non-parallel source (from_collection) "
+                             "must be 1.")
+        t.parallelism = parallelism
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> "DataStream":
+        """Sets the maximum parallelism (number of key groups) of this operator."""
+        if not 0 < max_parallelism <= 32768:
+            raise ValueError("The maximum parallelism must be between 1 and 32768.")
+        self._physical("set_max_parallelism").max_parallelism = max_parallelism
+        return self
+
+    def force_non_parallel(self) -> "DataStream":
+        t = self._physical("force_non_parallel")
+        t.parallelism = 1
+        t.max_parallelism = 1
+        return self
+
+    def get_type(self) -> TypeInformation:
+        """The type information of this stream's elements."""
+        return self._transformation.output_type
+
+    def get_execution_environment(self):
+        return self._env
+
+    def set_buffer_timeout(self, timeout_millis: int) -> "DataStream":
+        """Accepted for compatibility: records cross stages once per micro-batch."""
+        self._physical("set_buffer_timeout").buffer_timeout = timeout_millis
+        return self
+
+    def start_new_chain(self) -> "DataStream":
+        """Starts a new chain (stage) at this operator."""
+        self._physical("start_new_chain").chaining = graph.HEAD
+        return self
+
+    def disable_chaining(self) -> "DataStream":
+        """Runs this operator in a chain (stage) of its own."""
+        self._physical("disable_chaining").chaining = graph.NEVER
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group) -> "DataStream":
+        """Operators in different slot sharing groups are not chained together."""
+        name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
+        self._physical("slot_sharing_group").slot_sharing_group = name
+        return self
+
+    def _physical(self, method: str) -> Transformation:
+        t = self._transformation
+        if not t.physical:
+            raise ValueError(f"{method}() cannot be set on a partitioning or union: "
+                             "set it on the operator that follows.")
+        return t
+
+    # --- transformations ------------------------------------------------------
+    def _operator(self, name: str, factory: Callable, output_type=None, keyed=False,
+                  inputs: Optional[List[Transformation]] = None) -> "DataStream":
+        t = Transformation("operator", name, inputs or [self._transformation], factory,
+                           output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+        return DataStream(self._env, t)
+
+    def map(self, func: Union[Callable, fn.MapFunction],
+            output_type: TypeInformation = None) -> "DataStream":
+        """Applies ``func`` to each element: ``ds.map(lambda x: x * 2)``."""
+        return self._operator("Map", _factory(MapOperator, fn.wrap_map(func)), output_type)
+
+    def flat_map(self, func: Union[Callable, fn.FlatMapFunction],
+                 output_type: TypeInformation = None) -> "DataStream":
+        """Applies ``func`` to each element and emits every element of the iterable it returns
+        (or yields)."""
+        return self._operator("FlatMap", _factory(FlatMapOperator, fn.wrap_flat_map(func)),
+                              output_type)
+
+    def filter(self, func: Union[Callable, fn.FilterFunction]) -> "DataStream":
+        """Keeps the elements for which ``func`` returns true."""
+        return self._operator("Filter", _factory(FilterOperator, fn.wrap_filter(func)),
+                              self.get_type())
+
+    def process(self, func: fn.ProcessFunction,
+                output_type: TypeInformation = None) -> "DataStream":
+        """Applies a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
+        if isinstance(func, fn.KeyedProcessFunction):
+            raise TypeError(NOT_KEYED.format("process(KeyedProcessFunction)", "process"))
+        return self._operator("Process", _factory(ProcessOperator, fn.wrap_process(func)),
+                              output_type)
+
+    def project(self, *field_indexes: int) -> "DataStream":
+        """Keeps the given fields of a tuple stream (typed with ``Types.TUPLE``)."""
+        input_type = self.get_type()
+        field_types = getattr(input_type, "get_field_types", None)
+        if field_types is None or type(input_type).__name__ != "TupleTypeInfo":
+            raise TypeError("project() needs a stream of tuples typed with Types.TUPLE([...]), "
+                            f"got {input_type}")
+        types = field_types()
+        for i in field_indexes:
+            if not 0 <= i < len(types):
+                raise IndexError(f"project(): field {i} does not exist in {input_type}")
+        indexes = tuple(field_indexes)
+        return self.map(_Projection(indexes), Types.TUPLE([types[i] for i in indexes]))
+
+    def key_by(self, key_selector: Union[Callable, fn.KeySelector],
+               key_type: TypeInformation = None) -> "KeyedStream":
+        """Partitions the stream by the key ``key_selector`` returns; keyed state and keyed
+        aggregations follow."""
+        selector = fn.wrap_key_selector(key_selector)
+        t = Transformation("partition", "Partition", [self._transformation],
+                           output_type=self.get_type(),
+                           partitioning=Partitioning(graph.HASH, key_selector=selector))
+        return KeyedStream(self._env, t, selector, key_type)
+
+    def union(self, *streams: "DataStream") -> "DataStream":
+        """Merges this stream with ``streams`` into one."""
+        inputs = [self._transformation] + [s._transformation for s in streams]
+        t = Transformation("union", "Union", inputs, output_type=self.get_type())
+        return DataStream(self._env, t)
+
+    # --- partitioning ---------------------------------------------------------
+    def _partition(self, strategy: str, **kwargs) -> "DataStream":
+        t = Transformation("partition", "Partition", [self._transformation],
+                           output_type=self.get_type(),
+                           partitioning=Partitioning(strategy, **kwargs))
+        return DataStream(self._env, t)
+
+    def shuffle(self) -> "DataStream":
+        """Sends each element to a uniformly random downstream subtask."""
+        return self._partition(graph.SHUFFLE)
+
+    def rebalance(self) -> "DataStream":
+        """Distributes elements round-robin over all downstream subtasks."""
+        return self._partition(graph.REBALANCE)
+
+    def rescale(self) -> "DataStream":
+        """Distributes elements round-robin over a local subset of downstream subtasks."""
+        return self._partition(graph.RESCALE)
+
+    def forward(self) -> "DataStream":
+        """Sends elements to the downstream subtask of the same index (equal parallelism)."""
+        return self._partition(graph.FORWARD)
+
+    def broadcast(self) -> "DataStream":
+        """Sends every element to every downstream subtask."""
+        return self._partition(graph.BROADCAST)
+
+    def partition_custom(self, partitioner: Union[Callable, fn.Partitioner],
+                         key_selector: Union[Callable, fn.KeySelector]) -> "DataStream":
+        """Sends each element to ``partitioner.partition(key_selector(element), n)``."""
+        return self._partition(graph.CUSTOM, key_selector=fn.wrap_key_selector(key_selector),
+                               partitioner=fn.wrap_partitioner(partitioner))
+
+    # --- keyed-only operations give a clear build-time error here ---------------
+    def reduce(self, func):
+        raise TypeError(NOT_KEYED.format("reduce", "reduce"))
+
+    def sum(self, position_to_sum=0):
+        raise TypeError(NOT_KEYED.format("sum", "sum"))
+
+    def min(self, position_to_min=0):
+        raise TypeError(NOT_KEYED.format("min", "min"))
+
+    def max(self, position_to_max=0):
+        raise TypeError(NOT_KEYED.format("max", "max"))
+
+    def min_by(self, position_to_min_by=0):
+        raise TypeError(NOT_KEYED.format("min_by", "min_by"))
+
+    def max_by(self, position_to_max_by=0):
+        raise TypeError(NOT_KEYED.format("max_by", "max_by"))
+
+    # --- sinks ----------------------------------------------------------------
+    def _sink(self, name: str, to_item, publisher_factory: Callable) -> "DataStreamSink":
+        t = Transformation("sink", name, [self._transformation],
+                           _factory(SinkWriterOperator, to_item), pact="Data Sink",
+                           publisher_factory=publisher_factory)
+        self._env._add_sink(t)
+        return DataStreamSink(t)
+
+    def print(self, sink_identifier: Optional[str] = None) -> "DataStreamSink":
+        """Prints each element to standard output, prefixed by ``N> `` (the subtask, when the
+        sink's parallelism is above 1) and/or the ``sink_identifier``."""
+        return self._sink("Print to Std. Out", print_formatter(self.get_type()),
+                          lambda node: PrintPublisher(sink_identifier, node.parallelism))
+
+    def add_sink(self, sink_func: fn.SinkFunction) -> "DataStreamSink":
+        """Adds a SinkFunction; its ``invoke`` receives each record once its batch is
+        committed."""
+        sink_func = fn.wrap_sink(sink_func)
+        return self._sink("Sink", None, lambda node: SinkFunctionPublisher(sink_func))
+
+    def sink_to(self, sink) -> "DataStreamSink":
+        """Adds a Sink (here: any SinkFunction-like object with ``invoke``)."""
+        return self.add_sink(sink)
+
+    def execute_and_collect(self, job_name: str = None, limit: int = None):
+        """Runs the job and returns its results: a CloseableIterator, or a list of at most
+        ``limit`` elements when ``limit`` is given."""
+        publisher = CollectPublisher()
+        t = Transformation("sink", "Collect Stream Sink", [self._transformation],
+                           _factory(SinkWriterOperator, None), pact="Data Sink",
+                           publisher_factory=lambda node: publisher)
+        iterator = self._env._execute_collect(t, publisher, job_name)
+        if limit is None:
+            return iterator
+        with iterator:
+            return [x for _, x in zip(range(limit), iterator)]
+
+
+class _Projection:
+    def __init__(self, indexes):
+        self.indexes = indexes
+
+    def __call__(self, value):
+        return tuple(value[i] for i in self.indexes)
+
+
+class KeyedStream(DataStream):
+    """A DataStream partitioned by key: keyed state, keyed process functions and rolling
+    aggregations (reduce, sum, min, max, min_by, max_by)."""
+
+    def __init__(self, env, transformation: Transformation, key_selector, key_type=None):
+        super().__init__(env, transformation)
+        self._key_selector = key_selector
+        self._key_type = key_type
+
+    def _keyed(self, name: str, factory: Callable, output_type=None) -> DataStream:
+        return self._operator(name, factory, output_type, keyed=True)
+
+    def map(self, func, output_type: TypeInformation = None) -> DataStream:
+        """Map with keyed state available through the runtime context."""
+        return self._keyed("Map", _factory(MapOperator, fn.wrap_map(func)), output_type)
+
+    def flat_map(self, func, output_type: TypeInformation = None) -> DataStream:
+        """FlatMap with keyed state available through the runtime context."""
+        return self._keyed("FlatMap", _factory(FlatMapOperator, fn.wrap_flat_map(func)),
+                           output_type)
+
+    def filter(self, func) -> DataStream:
+        """Filter with keyed state available through the runtime context."""
+        return self._keyed("Filter", _factory(FilterOperator, fn.wrap_filter(func)),
+                           self.get_type())
+
+    def process(self, func, output_type: TypeInformation = None) -> DataStream:
+        """Applies a KeyedProcessFunction to each element, with keyed state."""
+        return self._keyed("KeyedProcess",
+                           _factory(ProcessOperator, fn.wrap_keyed_process(func)), output_type)
+
+    def reduce(self, func: Union[Callable, fn.ReduceFunction]) -> DataStream:
+        """Rolling reduce per key: ``reduce(accumulated, new)``. STREAMING emits every new
+        value; BATCH emits each key's final value."""
+        return self._keyed("Reduce", _factory(ReduceOperator, fn.wrap_reduce(func)),
+                           self.get_type())
+
+    def _aggregate(self, kind: str, field) -> DataStream:
+        return self._keyed("Reduce",
+                           _factory(ReduceOperator, aggregation(kind, field, self.get_type())),
+                           self.get_type())
+
+    def sum(self, position_to_sum: Union[int, str] = 0) -> DataStream:
+        """Rolling sum of the given field (position or name) per key."""
+        return self._aggregate("sum", position_to_sum)
+
+    def min(self, position_to_min: Union[int, str] = 0) -> DataStream:
+        """Rolling minimum of the given field per key (other fields from the first record)."""
+        return self._aggregate("min", position_to_min)
+
+    def max(self, position_to_max: Union[int, str] = 0) -> DataStream:
+        """Rolling maximum of the given field per key (other fields from the first record)."""
+        return self._aggregate("max", position_to_max)
+
+    def min_by(self, position_to_min_by: Union[int, str] = 0) -> DataStream:
+        """Rolling element with the minimum value of the given field per key."""
+        return self._aggregate("min_by", position_to_min_by)
+
+    def max_by(self, position_to_max_by: Union[int, str] = 0) -> DataStream:
+        """Rolling element with the maximum value of the given field per key."""
+        return self._aggregate("max_by", position_to_max_by)
+
+    # A KeyedStream is defined by its partitioning: these cannot change it.
+    def _no_partitioning(self, *args, **kwargs):
+        raise ValueError("Cannot override partitioning for KeyedStream.")
+
+    shuffle = rebalance = rescale = forward = broadcast = partition_custom = _no_partitioning
+
+    def set_parallelism(self, parallelism: int):
+        raise ValueError("Set parallelism for KeyedStream is not supported.")
+
+    def name(self, name: str):
+        raise ValueError("Set name for KeyedStream is not supported.")
+
+    def uid(self, uid: str):
+        raise ValueError("Set uid for KeyedStream is not supported.")
+
+
+class DataStreamSink:
+    """The end of a stream; sets the sink's name, uid and parallelism."""
+
+    def __init__(self, transformation: Transformation):
+        self._transformation = transformation
+
+    def name(self, name: str) -> "DataStreamSink":
+        self._transformation.name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStreamSink":
+        self._transformation.uid = uid
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> "DataStreamSink":
+        self._transformation.uid_hash = uid_hash
+        return self
+
+    def set_description(self, description: str) -> "DataStreamSink":
+        self._transformation.description = description
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
+        if parallelism < 1:
+            raise ValueError("The parallelism of an operator must be at least 1.")
+        self._transformation.parallelism = parallelism
+        return self
+
+    def disable_chaining(self) -> "DataStreamSink":
+        self._transformation.chaining = graph.NEVER
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group) -> "DataStreamSink":
+        name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
+        self._transformation.slot_sharing_group = name
+        return self

@@ -1,0 +1,323 @@
+"""User-defined function interfaces, as in ``pyflink.datastream.functions``.
+
+Every operator that takes a function object also takes a plain callable; the
+``wrap_*`` helpers at the bottom turn either into the function object the
+engine calls, and reject the wrong kind of function at build time.
+"""
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Union
+
+
+class Function(ABC):
+    """Base of all user-defined functions: an ``open``/``close`` lifecycle."""
+
+    def open(self, runtime_context: "RuntimeContext") -> None:
+        """Initialization method, called once per parallel instance before any record."""
+
+    def close(self) -> None:
+        """Tear-down method, called after the last record at the end of input."""
+
+
+class MapFunction(Function):
+    """Transforms each element into exactly one element: ``ds.map(MyMapFunction())``."""
+
+    @abstractmethod
+    def map(self, value):
+        """The mapping method: takes an element and returns the transformed element."""
+
+
+class FlatMapFunction(Function):
+    """Transforms each element into zero, one or more elements (an iterable or generator)."""
+
+    @abstractmethod
+    def flat_map(self, value):
+        """Takes an element and returns (or yields) zero or more elements."""
+
+
+class FilterFunction(Function):
+    """A predicate: elements for which ``filter`` returns true are kept."""
+
+    @abstractmethod
+    def filter(self, value) -> bool:
+        """Returns True to keep the element."""
+
+
+class ReduceFunction(Function):
+    """Combines two values of the same type into one: ``key_by(...).reduce(MyReduceFunction())``."""
+
+    @abstractmethod
+    def reduce(self, value1, value2):
+        """Combines the accumulated value ``value1`` with the new ``value2``."""
+
+
+class AggregateFunction(Function):
+    """Incremental aggregation through an accumulator (used by AggregatingState and windows)."""
+
+    @abstractmethod
+    def create_accumulator(self):
+        """Creates a new, empty accumulator."""
+
+    @abstractmethod
+    def add(self, value, accumulator):
+        """Adds ``value`` to ``accumulator`` and returns the new accumulator."""
+
+    @abstractmethod
+    def get_result(self, accumulator):
+        """Gets the aggregation result from the accumulator."""
+
+    @abstractmethod
+    def merge(self, acc_a, acc_b):
+        """Merges two accumulators into one."""
+
+
+class KeySelector(Function):
+    """Extracts the key of an element for ``key_by``."""
+
+    @abstractmethod
+    def get_key(self, value):
+        """Returns the key of ``value``."""
+
+
+class Partitioner(Function):
+    """Chooses the target partition of a key for ``partition_custom``."""
+
+    @abstractmethod
+    def partition(self, key: Any, num_partitions: int) -> int:
+        """Returns the target partition index in ``[0, num_partitions)``."""
+
+
+class TimerService(ABC):
+    """Interface for querying time and registering timers."""
+
+    @abstractmethod
+    def current_processing_time(self) -> int:
+        """Returns the current processing time in epoch milliseconds."""
+
+    @abstractmethod
+    def current_watermark(self) -> int:
+        """Returns the current event-time watermark."""
+
+    @abstractmethod
+    def register_processing_time_timer(self, timestamp: int):
+        """Registers a timer to fire when processing time passes ``timestamp``."""
+
+    @abstractmethod
+    def register_event_time_timer(self, timestamp: int):
+        """Registers a timer to fire when the watermark passes ``timestamp``."""
+
+    def delete_processing_time_timer(self, timestamp: int):
+        """Deletes a processing-time timer registered for the current key."""
+        raise NotImplementedError
+
+    def delete_event_time_timer(self, timestamp: int):
+        """Deletes an event-time timer registered for the current key."""
+        raise NotImplementedError
+
+
+class ProcessFunction(Function):
+    """Processes each element, yielding zero or more outputs; may use the Context."""
+
+    class Context(ABC):
+        """Information available during ``process_element``."""
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """Returns the TimerService for querying time."""
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            """Timestamp of the element being processed, or None."""
+
+    @abstractmethod
+    def process_element(self, value, ctx: "ProcessFunction.Context"):
+        """Processes one element; yields (or returns an iterable of) output elements."""
+
+
+class KeyedProcessFunction(Function):
+    """Processes each element of a KeyedStream, with keyed state through the runtime context."""
+
+    class Context(ABC):
+        """Information available during ``process_element``."""
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """Returns the TimerService for querying time."""
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            """Timestamp of the element being processed, or None."""
+
+        @abstractmethod
+        def get_current_key(self):
+            """Returns the key of the element being processed."""
+
+    class OnTimerContext(Context):
+        """Information available during ``on_timer``."""
+
+    @abstractmethod
+    def process_element(self, value, ctx: "KeyedProcessFunction.Context"):
+        """Processes one element; yields (or returns an iterable of) output elements."""
+
+    def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext"):
+        """Called when a registered timer fires; yields output elements."""
+
+
+class RuntimeContext(ABC):
+    """Information about the parallel instance running a function, and access to keyed state."""
+
+    @abstractmethod
+    def get_task_name(self) -> str:
+        """Name of the task the function runs in."""
+
+    @abstractmethod
+    def get_task_name_with_subtasks(self) -> str:
+        """Task name with the subtask indicator, e.g. ``Map (2/4)#0``."""
+
+    @abstractmethod
+    def get_number_of_parallel_subtasks(self) -> int:
+        """Parallelism of the task."""
+
+    @abstractmethod
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        """Max parallelism (number of key groups) of the task."""
+
+    @abstractmethod
+    def get_index_of_this_subtask(self) -> int:
+        """Index of this parallel subtask, from 0 to parallelism - 1."""
+
+    @abstractmethod
+    def get_attempt_number(self) -> int:
+        """Attempt number of this subtask; the first attempt is 0."""
+
+    @abstractmethod
+    def get_job_parameter(self, key: str, default_value: str):
+        """Global job parameter ``key`` as a string, or ``default_value``."""
+
+    @abstractmethod
+    def get_state(self, state_descriptor):
+        """Keyed ValueState for a ValueStateDescriptor."""
+
+    @abstractmethod
+    def get_list_state(self, state_descriptor):
+        """Keyed ListState for a ListStateDescriptor."""
+
+    @abstractmethod
+    def get_map_state(self, state_descriptor):
+        """Keyed MapState for a MapStateDescriptor."""
+
+    @abstractmethod
+    def get_reducing_state(self, state_descriptor):
+        """Keyed ReducingState for a ReducingStateDescriptor."""
+
+    @abstractmethod
+    def get_aggregating_state(self, state_descriptor):
+        """Keyed AggregatingState for an AggregatingStateDescriptor."""
+
+
+class SinkFunction(Function):
+    """A sink written in Python: ``invoke`` is called for every record of a committed batch.
+
+    Records reach ``invoke`` in the driver, in order, only after the micro-batch
+    that produced them is committed, so each record is delivered once.
+    """
+
+    @abstractmethod
+    def invoke(self, value, context) -> None:
+        """Writes one record."""
+
+
+# --- wrapping plain callables -------------------------------------------------------
+
+class _CallableFunction(Function):
+    """Base for the wrappers of plain callables: keeps the callable as ``func``."""
+
+    def __init__(self, func: Callable):
+        self.func = func
+
+
+class _MapCallable(_CallableFunction, MapFunction):
+    def map(self, value):
+        return self.func(value)
+
+
+class _FlatMapCallable(_CallableFunction, FlatMapFunction):
+    def flat_map(self, value):
+        return self.func(value)
+
+
+class _FilterCallable(_CallableFunction, FilterFunction):
+    def filter(self, value):
+        return self.func(value)
+
+
+class _ReduceCallable(_CallableFunction, ReduceFunction):
+    def reduce(self, value1, value2):
+        return self.func(value1, value2)
+
+
+class _KeySelectorCallable(_CallableFunction, KeySelector):
+    def get_key(self, value):
+        return self.func(value)
+
+
+class _PartitionerCallable(_CallableFunction, Partitioner):
+    def partition(self, key, num_partitions):
+        return self.func(key, num_partitions)
+
+
+class _ProcessCallable(_CallableFunction, ProcessFunction):
+    def process_element(self, value, ctx):
+        return self.func(value, ctx)
+
+
+def _wrap(func, interface: type, wrapper: type, operation: str):
+    if isinstance(func, interface):
+        return func
+    if isinstance(func, Function) or not callable(func):
+        raise TypeError(
+            f"{operation}() expects a {interface.__name__} or a callable, "
+            f"got {type(func).__name__}")
+    return wrapper(func)
+
+
+def wrap_map(func: Union[MapFunction, Callable]) -> MapFunction:
+    return _wrap(func, MapFunction, _MapCallable, "map")
+
+
+def wrap_flat_map(func: Union[FlatMapFunction, Callable]) -> FlatMapFunction:
+    return _wrap(func, FlatMapFunction, _FlatMapCallable, "flat_map")
+
+
+def wrap_filter(func: Union[FilterFunction, Callable]) -> FilterFunction:
+    return _wrap(func, FilterFunction, _FilterCallable, "filter")
+
+
+def wrap_reduce(func: Union[ReduceFunction, Callable]) -> ReduceFunction:
+    return _wrap(func, ReduceFunction, _ReduceCallable, "reduce")
+
+
+def wrap_key_selector(func: Union[KeySelector, Callable]) -> KeySelector:
+    return _wrap(func, KeySelector, _KeySelectorCallable, "key_by")
+
+
+def wrap_partitioner(func: Union[Partitioner, Callable]) -> Partitioner:
+    return _wrap(func, Partitioner, _PartitionerCallable, "partition_custom")
+
+
+def wrap_process(func: Union[ProcessFunction, Callable]) -> ProcessFunction:
+    return _wrap(func, ProcessFunction, _ProcessCallable, "process")
+
+
+def wrap_keyed_process(func) -> Function:
+    """KeyedStream.process takes a KeyedProcessFunction (or, as in PyFlink, a ProcessFunction)."""
+    if isinstance(func, (KeyedProcessFunction, ProcessFunction)):
+        return func
+    raise TypeError(
+        f"process() on a KeyedStream expects a KeyedProcessFunction, got {type(func).__name__}")
+
+
+def wrap_sink(func) -> SinkFunction:
+    if isinstance(func, SinkFunction):
+        return func
+    raise TypeError(f"add_sink() expects a SinkFunction, got {type(func).__name__}")
+

@@ -1,0 +1,250 @@
+"""StreamExecutionEnvironment, as in ``pyflink.datastream``: the context a job is built
+and executed in. Jobs run on Spark (local mode by default) in micro-batches."""
+import os
+import threading
+import time
+from typing import Dict, List, Optional
+
+from engine.graph import Transformation, build_plan, execution_plan_json
+from engine.job import JobSettings, create_runner
+from engine.operators.io import SourceOperator
+from engine.sources import CollectionSource
+
+from api.common.configuration import Configuration
+from api.common.execution_config import ExecutionConfig
+from api.common.job_client import JobClient
+from api.common.job_execution_result import JobExecutionResult, JobID
+from api.common.typeinfo import Types, TypeInformation
+from .data_stream import DataStream, _factory
+from .execution_mode import RuntimeExecutionMode
+
+DEFAULT_MAX_PARALLELISM = 128
+DEFAULT_MICRO_BATCH_SIZE = 100_000
+
+# Configuration keys of this project (the others are Flink's own).
+MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch
+EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
+SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
+STATE_DIR = "state.checkpoints.dir"
+
+
+class StreamExecutionEnvironment:
+    """The context in which a streaming program is built and executed."""
+
+    def __init__(self, configuration: Optional[Configuration] = None, spark_session=None):
+        self._conf: Dict[str, str] = dict(configuration.to_dict()) if configuration else {}
+        self._spark_session = spark_session
+        self._parallelism = int(self._conf.get("parallelism.default", os.cpu_count() or 1))
+        self._max_parallelism = int(self._conf.get("pipeline.max-parallelism",
+                                                   DEFAULT_MAX_PARALLELISM))
+        mode = self._conf.get("execution.runtime-mode", "STREAMING").upper()
+        self._runtime_mode = RuntimeExecutionMode[mode]
+        self._chaining = True
+        self._buffer_timeout = 100
+        self._config = ExecutionConfig()
+        self._sinks: List[Transformation] = []
+
+    @staticmethod
+    def get_execution_environment(configuration: Optional[Configuration] = None,
+                                  spark_session=None) -> "StreamExecutionEnvironment":
+        """Creates an environment. Jobs run on local Spark (``local[*]``) unless the
+        configuration sets ``spark.master`` or a ``spark_session`` is given."""
+        return StreamExecutionEnvironment(configuration, spark_session)
+
+    # --- settings -------------------------------------------------------------
+    def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
+        """Sets the default parallelism of operators."""
+        if parallelism < 1:
+            raise ValueError("The parallelism must be at least 1.")
+        self._parallelism = parallelism
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._parallelism
+
+    def set_max_parallelism(self, max_parallelism: int) -> "StreamExecutionEnvironment":
+        """Sets the maximum parallelism: the number of key groups of keyed state."""
+        if not 0 < max_parallelism <= 32768:
+            raise ValueError("The maximum parallelism must be between 1 and 32768.")
+        self._max_parallelism = max_parallelism
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._max_parallelism
+
+    def set_runtime_mode(self, execution_mode: RuntimeExecutionMode):
+        """STREAMING, BATCH or AUTOMATIC (BATCH when every source is bounded)."""
+        self._runtime_mode = execution_mode
+        return self
+
+    def get_config(self) -> ExecutionConfig:
+        return self._config
+
+    def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
+        """Runs every operator in a stage of its own."""
+        self._chaining = False
+        return self
+
+    def is_chaining_enabled(self) -> bool:
+        return self._chaining
+
+    def set_buffer_timeout(self, timeout_millis: int) -> "StreamExecutionEnvironment":
+        """Accepted for compatibility: records cross stages once per micro-batch."""
+        self._buffer_timeout = timeout_millis
+        return self
+
+    def get_buffer_timeout(self) -> int:
+        return self._buffer_timeout
+
+    def get_default_local_parallelism(self) -> int:
+        return os.cpu_count() or 1
+
+    # --- sources --------------------------------------------------------------
+    def from_collection(self, collection: List, type_info: TypeInformation = None) -> DataStream:
+        """A stream of the given elements (a non-parallel source). With ``type_info``,
+        elements are converted to that type as PyFlink does (e.g. tuples to Rows)."""
+        elements = list(collection)
+        if type_info is not None:
+            elements = [_convert_element(type_info, i, e) for i, e in enumerate(elements)]
+        source = CollectionSource(elements)
+        t = Transformation("source", "Source: Collection Source", [],
+                           _factory(SourceOperator, source.reader),
+                           output_type=type_info or Types.PICKLED_BYTE_ARRAY(), parallelism=1,
+                           pact="Data Source", source=source)
+        return DataStream(self, t)
+
+    def from_source(self, source, watermark_strategy, source_name: str,
+                    type_info: TypeInformation = None) -> DataStream:
+        """A stream from a Source such as ``NumberSequenceSource(start, end)``."""
+        if not hasattr(source, "engine_source"):
+            raise TypeError(f"from_source() does not support {type(source).__name__}")
+        engine_source = source.engine_source()
+        t = Transformation("source", f"Source: {source_name}", [],
+                           _factory(SourceOperator, engine_source.reader),
+                           output_type=type_info or source.get_produced_type(),
+                           pact="Data Source", source=engine_source)
+        t.watermark_strategy = watermark_strategy
+        return DataStream(self, t)
+
+    # --- execution ------------------------------------------------------------
+    def _add_sink(self, sink: Transformation) -> None:
+        self._sinks.append(sink)
+
+    def _settings(self, sinks: List[Transformation]) -> JobSettings:
+        mode = self._runtime_mode
+        if mode is RuntimeExecutionMode.AUTOMATIC:
+            mode = RuntimeExecutionMode.BATCH  # every source here is bounded
+        spark_conf = {k: v for k, v in self._conf.items()
+                      if k.startswith("spark.") and k != SPARK_MASTER}
+        return JobSettings(
+            parallelism=self._parallelism, max_parallelism=self._max_parallelism,
+            chaining_enabled=self._chaining, batch_mode=mode is RuntimeExecutionMode.BATCH,
+            max_records_per_batch=int(self._conf.get(MICRO_BATCH_SIZE, DEFAULT_MICRO_BATCH_SIZE)),
+            executor=self._conf.get(EXECUTOR, "spark"),
+            spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
+            spark_session=self._spark_session, state_dir=self._conf.get(STATE_DIR),
+            job_parameters=self._config.get_global_job_parameters())
+
+    def _take_sinks(self, extra: Optional[Transformation] = None) -> List[Transformation]:
+        sinks = self._sinks + ([extra] if extra is not None else [])
+        self._sinks = []
+        return sinks
+
+    def execute(self, job_name: str = None) -> JobExecutionResult:
+        """Runs the job until every source is finished; returns its JobExecutionResult."""
+        sinks = self._take_sinks()
+        runner = create_runner(sinks, self._settings(sinks))
+        start = time.time()
+        for _ in runner.batches():
+            pass
+        return JobExecutionResult(JobID(runner.job.run_id), int((time.time() - start) * 1000))
+
+    def execute_async(self, job_name: str = "Flink Streaming Job") -> JobClient:
+        """Starts the job in the background and returns a JobClient for it."""
+        sinks = self._take_sinks()
+        runner = create_runner(sinks, self._settings(sinks))
+        return JobClient(JobID(runner.job.run_id), _AsyncRun(runner))
+
+    def _execute_collect(self, sink: Transformation, publisher, job_name=None):
+        sinks = self._take_sinks(sink)
+        runner = create_runner(sinks, self._settings(sinks))
+        return CloseableIterator(runner, publisher)
+
+    def get_execution_plan(self) -> str:
+        """The plan of the job built so far, as JSON in Flink's format."""
+        settings = self._settings(self._sinks)
+        plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
+                          settings.chaining_enabled)
+        return execution_plan_json(plan)
+
+
+def _convert_element(type_info: TypeInformation, index: int, element):
+    try:
+        return type_info.convert(element)
+    except Exception as e:
+        raise TypeError(f"from_collection(): element #{index} {element!r} does not match "
+                        f"{type_info}: {e}") from e
+
+
+class CloseableIterator:
+    """Iterator over a running job's results (``execute_and_collect``); ``close()`` (or
+    leaving a ``with`` block) stops the job."""
+
+    def __init__(self, runner, publisher):
+        self._runner = runner
+        self._buffer = publisher.buffer
+        self._batches = runner.batches()
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while not self._buffer:
+            if self._done:
+                raise StopIteration
+            try:
+                next(self._batches)
+            except StopIteration:
+                self._done = True
+        return self._buffer.popleft()
+
+    def close(self) -> None:
+        self._done = True
+        self._batches.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _AsyncRun:
+    """Runs a job in a background thread for ``execute_async``."""
+
+    def __init__(self, runner):
+        import concurrent.futures
+        self._runner = runner
+        self._status = "RUNNING"
+        self.future = concurrent.futures.Future()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        start = time.time()
+        try:
+            for _ in self._runner.batches():
+                pass
+        except BaseException as e:
+            self._status = "FAILED"
+            self.future.set_exception(e)
+            return
+        self._status = "CANCELED" if self._runner.cancelled else "FINISHED"
+        self.future.set_result(JobExecutionResult(JobID(self._runner.job.run_id),
+                                                  int((time.time() - start) * 1000)))
+
+    def status(self) -> str:
+        return "CANCELLING" if self._runner.cancelled and not self.future.done() else self._status
+
+    def cancel(self) -> None:
+        self._runner.cancel()

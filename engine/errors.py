@@ -1,0 +1,42 @@
+"""Errors the engine raises to users."""
+import traceback
+
+RECORD_REPR_LIMIT = 200
+
+
+def truncated_repr(record, limit: int = RECORD_REPR_LIMIT) -> str:
+    text = repr(record)
+    return text if len(text) <= limit else text[:limit] + "...(truncated)"
+
+
+class OperatorError(Exception):
+    """A user function or a type conversion failed on one record.
+
+    Carries text only (operator name, record repr, cause and traceback), so it
+    crosses process boundaries intact.
+    """
+
+    def __init__(self, operator: str, record_repr: str, cause: str, trace: str):
+        super().__init__(operator, record_repr, cause, trace)
+        self.operator = operator
+        self.record_repr = record_repr
+        self.cause = cause
+        self.trace = trace
+
+    @classmethod
+    def wrap(cls, operator: str, record, exc: BaseException, what: str = "record"):
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        where = what if what != "record" else f"record {truncated_repr(record)}"
+        return cls(operator, where,
+                   f"{type(exc).__name__}: {exc}", trace)
+
+    def __str__(self):
+        return (f"Operator '{self.operator}' failed on {self.record_repr}: {self.cause}\n"
+                f"Original traceback:\n{self.trace}")
+
+
+class JobExecutionException(Exception):
+    """The job failed; the message says which operator, on which record and why.
+
+    State and output of batches committed before the failure are kept.
+    """

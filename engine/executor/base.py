@@ -1,0 +1,23 @@
+"""The executor interface: run one micro-batch's stages over partitions and collect
+what the tasks return for the driver (sink items and errors)."""
+from abc import ABC, abstractmethod
+from typing import Dict, List
+
+from ..task import BatchInfo, CompiledJob
+
+
+class Executor(ABC):
+    """Runs the stages of a compiled job, one micro-batch at a time."""
+
+    @abstractmethod
+    def start(self, job: CompiledJob) -> None:
+        """Prepares to run ``job`` (e.g. ships its plan to the workers once)."""
+
+    @abstractmethod
+    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> List[tuple]:
+        """Runs every stage for ``batch``. ``source_ranges[stage id][partition]`` lists the
+        split ranges a source subtask reads. Returns the tasks' SINK and ERROR items."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Releases what ``start`` set up."""

@@ -1,0 +1,129 @@
+"""The Spark executor: the only module that talks to Spark.
+
+Each micro-batch is one Spark job: every stage is a ``mapPartitionsWithIndex``
+over the previous stages' chunks, moved by ``partitionBy`` on the target
+partition index. Stage outputs are persisted for the batch, so a stage feeding
+several shuffles and the driver runs once.
+"""
+import functools
+import os
+import shutil
+import sys
+from typing import Dict, List, Optional
+
+import cloudpickle
+
+from ..errors import JobExecutionException
+from ..task import DATA, BatchInfo, CompiledJob, run_task
+from .base import Executor
+
+LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+
+JAVA_MISSING = ("Spark needs Java 17 or newer, and no 'java' was found on PATH or in "
+                "JAVA_HOME. Install a JDK (e.g. 'apt-get install openjdk-17-jre-headless') "
+                "or set JAVA_HOME.")
+
+
+def _check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return
+    if shutil.which("java") is None:
+        raise RuntimeError(JAVA_MISSING)
+
+
+def get_spark_session(master: str, conf: Dict[str, str]):
+    """The active SparkSession, or a new quiet one for ``master`` with ``conf``."""
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    _check_java()
+    # Workers must import what the driver imports (user modules, the project itself).
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the driver's venv, not PATH's
+    builder = (SparkSession.builder.master(master).appName("spark-datastream")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.extraJavaOptions",
+                       f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _load_job(broadcast) -> CompiledJob:
+    return cloudpickle.loads(broadcast.value)
+
+
+def _edges_into(edge_ids, item):
+    if item[0] == DATA and item[1] in edge_ids:
+        return [(item[2], (item[1], item[3]))]
+    return []
+
+
+def _target_partition(target: int) -> int:
+    return target
+
+
+def _run_source_stage(load, run_id, stage_id, batch, partition, ranges):
+    return run_task(load, run_id, stage_id, partition, batch,
+                    [r for split_ranges in ranges for r in split_ranges])
+
+
+def _run_stage(load, run_id, stage_id, batch, partition, pairs):
+    return run_task(load, run_id, stage_id, partition, batch, (v for _, v in pairs))
+
+
+def _not_data(item) -> bool:
+    return item[0] != DATA
+
+
+class SparkExecutor(Executor):
+    def __init__(self, session):
+        self.session = session
+        self.sc = session.sparkContext
+        self.job: Optional[CompiledJob] = None
+        self._broadcast = None
+
+    def start(self, job: CompiledJob) -> None:
+        self.job = job
+        self._broadcast = self.sc.broadcast(cloudpickle.dumps(job))
+
+    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> List[tuple]:
+        from pyspark import StorageLevel
+        sc, job = self.sc, self.job
+        plan = job.plan
+        load = functools.partial(_load_job, self._broadcast)
+        outputs = {}
+        for stage in plan.stages:
+            if stage.is_source:
+                rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
+                run = functools.partial(_run_source_stage, load, job.run_id, stage.id, batch)
+            else:
+                edge_ids = frozenset(stage.in_edges)
+                upstream = sorted({plan.nodes[plan.edges[e].src].stage for e in stage.in_edges})
+                parts = [outputs[s].flatMap(functools.partial(_edges_into, edge_ids))
+                         for s in upstream]
+                rdd = (parts[0] if len(parts) == 1 else sc.union(parts)).partitionBy(
+                    stage.parallelism, _target_partition)
+                run = functools.partial(_run_stage, load, job.run_id, stage.id, batch)
+            outputs[stage.id] = rdd.mapPartitionsWithIndex(run).persist(
+                StorageLevel.MEMORY_AND_DISK)
+        try:
+            results = sc.union([out.filter(_not_data) for out in outputs.values()]).collect()
+        except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
+            raise JobExecutionException(f"Spark failed to run batch {batch.batch_id}: {e}") from e
+        finally:
+            for out in outputs.values():
+                out.unpersist()
+        return results
+
+    def stop(self) -> None:
+        if self._broadcast is not None:
+            self._broadcast.destroy()
+            self._broadcast = None

@@ -1,0 +1,247 @@
+"""Transformations (what the user asked for) and the plan of stages that runs them.
+
+The API records a DAG of ``Transformation`` objects. ``build_plan`` resolves
+virtual nodes (partitioning, union), decides chaining and cuts the physical
+operators into stages at every edge that is not a chainable forward edge.
+"""
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+# Ship strategies (Flink's names, as they appear in the execution plan).
+FORWARD = "FORWARD"
+REBALANCE = "REBALANCE"
+SHUFFLE = "SHUFFLE"
+RESCALE = "RESCALE"
+BROADCAST = "BROADCAST"
+HASH = "HASH"
+CUSTOM = "CUSTOM"
+
+# Chaining strategies.
+ALWAYS = "ALWAYS"
+HEAD = "HEAD"
+NEVER = "NEVER"
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How records travel over an edge; ``key_selector`` for HASH and CUSTOM."""
+    strategy: str
+    key_selector: Optional[object] = None
+    partitioner: Optional[object] = None
+
+
+_ids = itertools.count(1)
+
+
+class Transformation:
+    """One node of the user's dataflow; operators are built from ``operator_factory``.
+
+    ``kind`` is "source", "operator" or "sink" for physical nodes, and
+    "partition" or "union" for virtual ones (they only shape the edges).
+    """
+
+    def __init__(self, kind: str, name: str, inputs: List["Transformation"] = (),
+                 operator_factory: Optional[Callable] = None, output_type=None,
+                 parallelism: Optional[int] = None, partitioning: Optional[Partitioning] = None,
+                 keyed: bool = False, pact: str = "Operator", source=None,
+                 publisher_factory: Optional[Callable] = None):
+        self.id = next(_ids)
+        self.kind = kind
+        self.name = name
+        self.inputs = list(inputs)
+        self.operator_factory = operator_factory
+        self.output_type = output_type
+        self.parallelism = parallelism
+        self.max_parallelism: Optional[int] = None
+        self.partitioning = partitioning
+        self.keyed = keyed
+        self.pact = pact
+        self.source = source                        # driver side of a source node
+        self.publisher_factory = publisher_factory  # driver side of a sink node
+        self.uid: Optional[str] = None
+        self.uid_hash: Optional[str] = None
+        self.description: Optional[str] = None
+        self.chaining = ALWAYS
+        self.slot_sharing_group: Optional[str] = None
+        self.buffer_timeout: Optional[int] = None
+
+    @property
+    def physical(self) -> bool:
+        return self.kind in ("source", "operator", "sink")
+
+    def __repr__(self):
+        return f"Transformation({self.id}, {self.kind}, {self.name!r})"
+
+
+@dataclass
+class Edge:
+    id: int
+    src: int
+    dst: int
+    partitioning: Partitioning
+
+
+@dataclass
+class Node:
+    """A physical operator in the plan."""
+    id: int
+    name: str
+    uid: str
+    pact: str
+    parallelism: int
+    max_parallelism: int
+    keyed: bool
+    operator_factory: Callable
+    output_type: object
+    stage: int = -1
+    chained: List[int] = field(default_factory=list)   # downstream nodes in the same stage
+    out_edges: List[int] = field(default_factory=list)  # edges leaving the stage
+    in_edges: List[int] = field(default_factory=list)   # all input edges
+
+
+@dataclass
+class Stage:
+    """Operators chained into one task, run as one ``mapPartitions`` per micro-batch."""
+    id: int
+    parallelism: int
+    nodes: List[int]            # topological order; nodes[0] is a head
+    in_edges: List[int]         # edges entering the stage
+    is_source: bool
+
+
+@dataclass
+class JobPlan:
+    nodes: Dict[int, Node]
+    edges: Dict[int, Edge]
+    stages: List[Stage]
+
+    def heads_of(self, stage: Stage) -> List[int]:
+        return [n for n in stage.nodes
+                if not any(self.edges[e].src in stage.nodes for e in self.nodes[n].in_edges)]
+
+
+class PlanError(ValueError):
+    """The dataflow cannot be executed as written (raised before anything runs)."""
+
+
+def reachable(sinks: List[Transformation]) -> List[Transformation]:
+    seen: Dict[int, Transformation] = {}
+    stack = list(sinks)
+    while stack:
+        t = stack.pop()
+        if t.id not in seen:
+            seen[t.id] = t
+            stack.extend(t.inputs)
+    return [seen[i] for i in sorted(seen)]
+
+
+def _resolve_inputs(t: Transformation, partitioning=None):
+    """Yields (physical upstream transformation, partitioning or None) for t's inputs."""
+    for inp in t.inputs:
+        if inp.physical:
+            yield inp, partitioning
+        elif inp.kind == "partition":
+            yield from _resolve_inputs(inp, partitioning or inp.partitioning)
+        else:  # union
+            yield from _resolve_inputs(inp, partitioning)
+
+
+def build_plan(sinks: List[Transformation], default_parallelism: int,
+               default_max_parallelism: int, chaining_enabled: bool = True) -> JobPlan:
+    """Turns the transformations that lead to ``sinks`` into nodes, edges and stages."""
+    transformations = [t for t in reachable(sinks) if t.physical]
+    nodes: Dict[int, Node] = {}
+    for t in transformations:
+        nodes[t.id] = Node(
+            id=t.id, name=t.name, uid=t.uid or f"{t.name}-{t.id}", pact=t.pact,
+            parallelism=t.parallelism or default_parallelism,
+            max_parallelism=t.max_parallelism or default_max_parallelism,
+            keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type)
+    edges: Dict[int, Edge] = {}
+    for t in transformations:
+        for src, partitioning in _resolve_inputs(t):
+            up, down = nodes[src.id], nodes[t.id]
+            if partitioning is None:
+                partitioning = Partitioning(
+                    FORWARD if up.parallelism == down.parallelism else REBALANCE)
+            if partitioning.strategy == FORWARD and up.parallelism != down.parallelism:
+                raise PlanError(
+                    "Forward partitioning does not allow change of parallelism. Upstream "
+                    f"operation: {up.name} parallelism: {up.parallelism}, downstream "
+                    f"operation: {down.name} parallelism: {down.parallelism}. You must use "
+                    "another partitioning strategy, such as broadcast, rebalance, shuffle or "
+                    "global.")
+            edge = Edge(len(edges) + 1, src.id, t.id, partitioning)
+            edges[edge.id] = edge
+            down.in_edges.append(edge.id)
+    by_id = {t.id: t for t in transformations}
+
+    def chainable(edge: Edge) -> bool:
+        up, down = by_id[edge.src], by_id[edge.dst]
+        return (chaining_enabled and edge.partitioning.strategy == FORWARD
+                and len(nodes[down.id].in_edges) == 1
+                and down.chaining == ALWAYS and up.chaining != NEVER
+                and up.slot_sharing_group == down.slot_sharing_group)
+
+    stages: List[Stage] = []
+    for node in nodes.values():  # ids are topological: inputs are created first
+        chained_in = [edges[e] for e in node.in_edges if chainable(edges[e])]
+        if chained_in:
+            upstream = nodes[chained_in[0].src]
+            node.stage = upstream.stage
+            upstream.chained.append(node.id)
+            stages[node.stage].nodes.append(node.id)
+        else:
+            node.stage = len(stages)
+            stages.append(Stage(node.stage, node.parallelism, [node.id], list(node.in_edges),
+                                is_source=not node.in_edges))
+        for e in node.in_edges:
+            if not chainable(edges[e]):
+                nodes[edges[e].src].out_edges.append(e)
+    return JobPlan(nodes, edges, stages)
+
+
+def execution_plan_json(plan: JobPlan) -> str:
+    """The plan as Flink's JSON (nodes with id, type, pact, contents, parallelism and
+    predecessors with their ship strategy). As in PyFlink, chained operators show as one
+    node named by their comma-joined names; sources and sinks stay nodes of their own."""
+    group_of: Dict[int, int] = {}
+    members: Dict[int, List[int]] = {}
+    predecessors: Dict[int, List[dict]] = {}
+    for node in plan.nodes.values():
+        chained_from = [e for e in node.in_edges if plan.edges[e].src in plan.stages[node.stage].nodes]
+        up = plan.nodes[plan.edges[chained_from[0]].src] if chained_from else None
+        if (up is not None and node.pact == up.pact == "Operator" and len(up.chained) == 1):
+            group_of[node.id] = group_of[up.id]
+            members[group_of[node.id]].append(node.id)
+            continue
+        group_of[node.id] = node.id
+        members[node.id] = [node.id]
+        predecessors[node.id] = [
+            {"id": group_of[plan.edges[e].src],
+             "ship_strategy": plan.edges[e].partitioning.strategy, "side": "second"}
+            for e in node.in_edges]
+    out = []
+    for group, ids in members.items():
+        head = plan.nodes[group]
+        name = ", ".join(plan.nodes[n].name for n in ids)
+        entry = {"id": group, "type": name, "pact": head.pact, "contents": name,
+                 "parallelism": head.parallelism}
+        if predecessors[group]:
+            entry["predecessors"] = predecessors[group]
+        out.append(entry)
+    return _pretty_json({"nodes": out})
+
+
+def _pretty_json(value, indent: int = 0) -> str:
+    """JSON laid out like Jackson's default pretty printer, as Flink prints plans."""
+    if isinstance(value, dict):
+        pad = "  " * (indent + 1)
+        fields = ",\n".join(f'{pad}{json.dumps(k)} : {_pretty_json(v, indent + 1)}'
+                            for k, v in value.items())
+        return "{\n" + fields + "\n" + "  " * indent + "}"
+    if isinstance(value, list):
+        return "[ " + ", ".join(_pretty_json(v, indent) for v in value) + " ]"
+    return json.dumps(value)

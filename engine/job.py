@@ -1,0 +1,70 @@
+"""From the API's transformations to a running job: plan, serialize, pick an executor."""
+import uuid
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import cloudpickle
+
+from .graph import PlanError, Transformation, build_plan, reachable
+from .scheduler import JobRunner, RunOptions
+from .task import CompiledJob
+
+
+@dataclass
+class JobSettings:
+    """Everything the environment decides about how a job runs."""
+    parallelism: int
+    max_parallelism: int
+    chaining_enabled: bool
+    batch_mode: bool
+    max_records_per_batch: int
+    executor: str                    # "spark" or "local"
+    spark_master: str
+    spark_conf: Dict[str, str] = field(default_factory=dict)
+    spark_session: Optional[object] = None
+    state_dir: Optional[str] = None
+    job_parameters: Dict[str, str] = field(default_factory=dict)
+
+
+def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJob:
+    """Plans the job and pickles each operator; fails here, before anything runs, if an
+    operator's function cannot be serialized."""
+    if not sinks:
+        raise PlanError("No operators defined in streaming topology. Cannot execute.")
+    plan = build_plan(sinks, settings.parallelism, settings.max_parallelism,
+                      settings.chaining_enabled)
+    factories = {}
+    for node in plan.nodes.values():
+        try:
+            factories[node.id] = cloudpickle.dumps(node.operator_factory)
+        except Exception as e:
+            raise TypeError(
+                f"The function of operator '{node.name}' cannot be serialized to ship it to "
+                f"the workers: {type(e).__name__}: {e}. Functions may not capture locks, "
+                "open files, sockets or sessions; create those in open().") from e
+    return CompiledJob(uuid.uuid4().hex, plan, factories)
+
+
+def make_executor(settings: JobSettings):
+    if settings.executor == "local":
+        from .executor.local import LocalExecutor
+        return LocalExecutor()
+    if settings.executor != "spark":
+        raise ValueError(f"unknown executor {settings.executor!r}: use 'spark' or 'local'")
+    from .executor.spark import SparkExecutor, get_spark_session
+    session = settings.spark_session or get_spark_session(settings.spark_master,
+                                                          settings.spark_conf)
+    return SparkExecutor(session)
+
+
+def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunner:
+    job = compile_job(sinks, settings)
+    transformations = {t.id: t for t in reachable(sinks)}
+    sources = {n: transformations[n].source for n in job.plan.nodes
+               if transformations[n].kind == "source"}
+    publishers = {n: transformations[n].publisher_factory(job.plan.nodes[n]) for n in job.plan.nodes
+                  if transformations[n].kind == "sink"}
+    options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
+                         settings.state_dir, dict(settings.job_parameters))
+    return JobRunner(job, sources, publishers, make_executor(settings), options)
+

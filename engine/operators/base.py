@@ -1,0 +1,53 @@
+"""The runtime operator interface every chained operator implements."""
+from ..errors import OperatorError
+
+
+class Operator:
+    """Receives records through ``process`` and passes results to ``self.output``.
+
+    The task wires ``output`` (the chained operators and the stage's outgoing
+    edges) and calls ``setup`` before ``open``.
+    """
+
+    def __init__(self):
+        self.name = ""
+        self.output = None
+        self.task = None
+
+    def setup(self, name: str, task) -> None:
+        self.name = name
+        self.task = task
+
+    def open(self) -> None:
+        pass
+
+    def process(self, record) -> None:
+        raise NotImplementedError
+
+    def end_input(self) -> None:
+        """Called once when every input is finished (end of a bounded job)."""
+
+    def close(self) -> None:
+        pass
+
+
+class UdfOperator(Operator):
+    """An operator around one user function: forwards ``open``/``close`` to it."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def open(self) -> None:
+        try:
+            self.function.open(self.task.runtime_context(self.name))
+        except OperatorError:
+            raise
+        except Exception as e:
+            raise OperatorError.wrap(self.name, None, e, what="open()") from None
+
+    def close(self) -> None:
+        try:
+            self.function.close()
+        except Exception as e:
+            raise OperatorError.wrap(self.name, None, e, what="close()") from None

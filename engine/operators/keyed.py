@@ -1,0 +1,48 @@
+"""Keyed operators: rolling reduce (and the aggregations built on it)."""
+from ..errors import OperatorError
+from .base import UdfOperator
+
+REDUCE_STATE = "_reduce"
+
+
+class _InternalValueDescriptor:
+    """The engine's own ValueState descriptor (same duck type as the API's)."""
+    state_kind = "value"
+
+    def __init__(self, name):
+        self.name = name
+
+    def get_name(self):
+        return self.name
+
+
+class ReduceOperator(UdfOperator):
+    """Keyed rolling reduce: in STREAMING mode emits the new value per record; in BATCH
+    mode emits only each key's final value at the end of input."""
+
+    def open(self):
+        super().open()
+        self._reduce = self.function.reduce
+        self._backend = self.task.keyed_backend
+        self._state = self._backend.get_state(_InternalValueDescriptor(REDUCE_STATE))
+        self._emit_each = not self.task.batch_mode
+
+    def process(self, record):
+        state = self._state
+        accumulated = state.value()
+        if accumulated is None:
+            accumulated = record
+        else:
+            try:
+                accumulated = self._reduce(accumulated, record)
+            except Exception as e:
+                raise OperatorError.wrap(self.name, record, e) from None
+        state.update(accumulated)
+        if self._emit_each:
+            self.output(accumulated)
+
+    def end_input(self):
+        if not self._emit_each:
+            for name, _key, _namespace, value in self._backend.entries():
+                if name == REDUCE_STATE:
+                    self.output(value)

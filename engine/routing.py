@@ -1,0 +1,114 @@
+"""Routers: put each record leaving a stage into the chunk of its target partition.
+
+A router owns one list per target partition (a chunk); the task ships the
+non-empty chunks after the batch, so records cross a shuffle in batches.
+"""
+import random
+from typing import Callable, List
+
+from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
+
+from .errors import OperatorError
+from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
+
+KEY_CACHE_LIMIT = 100_000
+
+
+class Router:
+    """Routes records over one edge from subtask ``subtask`` of the upstream stage."""
+
+    def __init__(self, name: str, partitioning: Partitioning, subtask: int,
+                 up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
+                 seed: int):
+        self.name = name
+        self.chunks: List[list] = [[] for _ in range(down_parallelism)]
+        self.route: Callable = self._make_route(
+            partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
+
+    def take_chunks(self):
+        """Returns [(target, records)] for non-empty chunks and starts new ones."""
+        chunks = self.chunks
+        out = [(target, chunk) for target, chunk in enumerate(chunks) if chunk]
+        for target, _ in out:
+            chunks[target] = []  # in place: the route closures hold the outer list
+        return out
+
+    def _make_route(self, partitioning, subtask, up_p, down_p, max_p, seed):
+        strategy = partitioning.strategy
+        chunks = self.chunks
+        if strategy == FORWARD:
+            return lambda record: chunks[subtask].append(record)
+        if strategy == BROADCAST:
+            def broadcast(record):
+                for chunk in chunks:
+                    chunk.append(record)
+            return broadcast
+        if strategy in (REBALANCE, RESCALE):
+            targets = _rescale_targets(subtask, up_p, down_p) if strategy == RESCALE \
+                else list(range(down_p))
+            position = [subtask % len(targets)]
+
+            def round_robin(record):
+                i = position[0]
+                chunks[targets[i]].append(record)
+                position[0] = (i + 1) % len(targets)
+            return round_robin
+        if strategy == SHUFFLE:
+            rng = random.Random(seed)
+            return lambda record: chunks[rng.randrange(down_p)].append(record)
+        if strategy == HASH:
+            return self._hash_route(partitioning.key_selector.get_key, down_p, max_p)
+        if strategy == CUSTOM:
+            return self._custom_route(partitioning, down_p)
+        raise ValueError(f"unknown ship strategy {strategy}")
+
+    def _hash_route(self, get_key, down_p, max_p):
+        """Ships (key, record) pairs to the partition owning the key's key group."""
+        cache = {}
+        name = self.name
+        chunks = self.chunks
+
+        def target_of(key):
+            return compute_operator_index_for_key_group(
+                max_p, down_p, assign_key_group(key, max_p))
+
+        def hash_route(record):
+            try:
+                key = get_key(record)
+            except Exception as e:
+                raise OperatorError.wrap(f"{name} (key selector)", record, e) from None
+            try:
+                target = cache[key]
+            except KeyError:
+                target = target_of(key)
+                if len(cache) < KEY_CACHE_LIMIT:
+                    cache[key] = target
+            except TypeError:  # unhashable key, e.g. a list
+                target = target_of(key)
+            chunks[target].append((key, record))
+        return hash_route
+
+    def _custom_route(self, partitioning, down_p):
+        get_key = partitioning.key_selector.get_key
+        partition = partitioning.partitioner.partition
+        name = self.name
+        chunks = self.chunks
+
+        def custom_route(record):
+            try:
+                target = partition(get_key(record), down_p)
+            except Exception as e:
+                raise OperatorError.wrap(f"{name} (partitioner)", record, e) from None
+            if not isinstance(target, int) or not 0 <= target < down_p:
+                raise OperatorError(name, f"record {record!r}",
+                                    f"partitioner returned {target!r}, not in [0, {down_p})", "")
+            chunks[target].append(record)
+        return custom_route
+
+
+def _rescale_targets(subtask: int, up_p: int, down_p: int) -> List[int]:
+    """Flink's rescale: each upstream subtask feeds a contiguous subset of the downstream."""
+    if down_p >= up_p:
+        return list(range(subtask * down_p // up_p, (subtask + 1) * down_p // up_p)) or \
+            [subtask * down_p // up_p]
+    return [subtask * down_p // up_p]

@@ -1,0 +1,119 @@
+"""The driver's micro-batch loop.
+
+Each batch: plan every source split's next range, run all stages as one
+executor call, then -- only if no task failed -- commit the batch (its state
+version becomes the base of the next) and let the sinks publish its output.
+"""
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterator, List, Optional
+
+from .errors import JobExecutionException
+from .executor.base import Executor
+from .task import ERROR, SINK, BatchInfo, CompiledJob
+
+
+class Publisher:
+    """Driver side of a sink: receives a committed batch's items per subtask."""
+
+    def open(self) -> None:
+        pass
+
+    def publish(self, subtask: int, items: list) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class RunOptions:
+    max_records_per_batch: int
+    batch_mode: bool
+    state_dir: Optional[str] = None
+    job_parameters: Dict[str, str] = field(default_factory=dict)
+    clock: Callable[[], int] = lambda: int(time.time() * 1000)
+
+
+class _SplitCursor:
+    """Progress of one source split: how many records were handed out so far."""
+
+    def __init__(self, source, split: int, size: int):
+        self.source, self.split, self.size, self.offset = source, split, size, 0
+
+    def next_range(self, max_records: int):
+        count = min(max_records, self.size - self.offset)
+        if count <= 0:
+            return None
+        batch_range = self.source.batch_range(self.split, self.offset, count)
+        self.offset += count
+        return batch_range
+
+    @property
+    def finished(self) -> bool:
+        return self.offset >= self.size
+
+
+class JobRunner:
+    """Runs a compiled job batch by batch on an executor."""
+
+    def __init__(self, job: CompiledJob, sources: Dict[int, object],
+                 publishers: Dict[int, Publisher], executor: Executor, options: RunOptions):
+        self.job = job
+        self.publishers = publishers
+        self.executor = executor
+        self.options = options
+        self.cancelled = False
+        plan = job.plan
+        self.cursors: Dict[int, List[_SplitCursor]] = {}
+        for stage in plan.stages:
+            if stage.is_source:
+                source = sources[stage.nodes[0]]
+                sizes = source.split_sizes(stage.parallelism)
+                self.cursors[stage.id] = [_SplitCursor(source, i, n) for i, n in enumerate(sizes)]
+
+    def cancel(self) -> None:
+        """Stops the job before its next batch."""
+        self.cancelled = True
+
+    def batches(self) -> Iterator[int]:
+        """Runs the job; yields each batch id after the batch is committed and published."""
+        options = self.options
+        state_dir = options.state_dir or tempfile.mkdtemp(prefix="spark-datastream-state-")
+        max_records = float("inf") if options.batch_mode else options.max_records_per_batch
+        for publisher in self.publishers.values():
+            publisher.open()
+        self.executor.start(self.job)
+        try:
+            committed, batch_id = -1, 0
+            while not self.cancelled:
+                ranges = {stage_id: [[r] if (r := c.next_range(max_records)) is not None else []
+                                     for c in cursors]
+                          for stage_id, cursors in self.cursors.items()}
+                is_final = all(c.finished for cs in self.cursors.values() for c in cs)
+                batch = BatchInfo(self.job.run_id, batch_id, committed, is_final, state_dir,
+                                  options.clock(), options.batch_mode, options.job_parameters)
+                results = self.executor.run_batch(batch, ranges)
+                errors = [item[1] for item in results if item[0] == ERROR]
+                if errors:
+                    raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
+                committed = batch_id
+                self._publish(results)
+                yield batch_id
+                if is_final:
+                    break
+                batch_id += 1
+        finally:
+            self.executor.stop()
+            for publisher in self.publishers.values():
+                publisher.close()
+            if options.state_dir is None:
+                shutil.rmtree(state_dir, ignore_errors=True)
+
+    def _publish(self, results: List[tuple]) -> None:
+        sink_items = sorted((item for item in results if item[0] == SINK),
+                            key=lambda item: (item[1], item[2]))
+        for _, node_id, subtask, items in sink_items:
+            self.publishers[node_id].publish(subtask, items)

@@ -1,0 +1,239 @@
+"""The function given to ``mapPartitions``: runs one stage's operator chain for one
+partition and one micro-batch against its keyed state.
+
+A ``StageInstance`` (operators opened, keyed state loaded) stays cached in the
+worker process between batches, but nothing depends on that: a task that finds
+no instance, or one whose state is not at the batch's base version, rebuilds it
+from the state directory.
+"""
+import pickle
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, Iterator, List, Optional
+
+from checkpoint.state_store import StateStore
+from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.keygroups import key_group_range_for_operator
+
+from .errors import OperatorError
+from .graph import JobPlan, Stage
+from .routing import Router
+from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
+
+CACHED_INSTANCES = 64
+CACHED_JOBS = 4
+
+# Items a task yields.
+DATA = "data"      # (DATA, edge id, target partition, records)
+SINK = "sink"      # (SINK, sink node id, subtask index, items)
+ERROR = "error"    # (ERROR, OperatorError)
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What every task of one micro-batch needs to know, fixed by the driver."""
+    run_id: str
+    batch_id: int          # the state version this batch writes
+    base_version: int      # the committed version the batch starts from
+    is_final: bool         # input ends with this batch
+    state_dir: str
+    processing_time: int
+    batch_mode: bool
+    job_parameters: Dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CompiledJob:
+    """The plan plus each node's pickled operator factory (a fresh copy per subtask)."""
+    run_id: str
+    plan: JobPlan
+    factories: Dict[int, bytes]
+
+
+class OperatorTask:
+    """The ``task`` an operator sees: its subtask, keyed state and buffers."""
+
+    def __init__(self, instance: "StageInstance", node):
+        self._instance = instance
+        self._node = node
+        self.keyed_backend = instance.backend if node.keyed else None
+
+    @property
+    def batch_mode(self) -> bool:
+        return self._instance.batch.batch_mode
+
+    def runtime_context(self, name: str) -> StreamingRuntimeContext:
+        inst = self._instance
+        return StreamingRuntimeContext(
+            name, inst.partition, inst.stage.parallelism, self._node.max_parallelism, 0,
+            inst.batch.job_parameters, self.keyed_backend)
+
+    def process_context(self) -> ProcessContext:
+        return ProcessContext(TimerService(self._instance), self.keyed_backend)
+
+    def sink_buffer(self, operator) -> list:
+        return self._instance.sink_buffers.setdefault(self._node.id, [])
+
+
+class StageInstance:
+    """One subtask of a stage: its opened operator chain, routers and keyed state."""
+
+    def __init__(self, job: CompiledJob, stage: Stage, partition: int, batch: BatchInfo):
+        self.job = job
+        self.stage = stage
+        self.partition = partition
+        self.batch = batch
+        self.processing_time = batch.processing_time
+        plan = job.plan
+        self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
+        self.backend: Optional[HashMapKeyedStateBackend] = (
+            None if self.keyed_node is None else self._restore_state(batch))
+        self.sink_buffers: Dict[int, list] = {}
+        self.routers: Dict[int, Router] = {}
+        self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
+        for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
+            node = plan.nodes[n]
+            op = self.operators[n]
+            op.setup(node.name, OperatorTask(self, node))
+            op.output = self._output_of(node)
+        for n in stage.nodes:
+            self.operators[n].open()
+        self.entry = {e: self._entry_of(plan.edges[e].dst) for e in stage.in_edges}
+
+    # --- wiring -------------------------------------------------------------------
+    def _output_of(self, node) -> Callable:
+        plan = self.job.plan
+        targets = [self.operators[n].process for n in node.chained]
+        for e in node.out_edges:
+            edge = plan.edges[e]
+            down = plan.nodes[edge.dst]
+            router = Router(node.name, edge.partitioning, self.partition,
+                            node.parallelism, down.parallelism, down.max_parallelism,
+                            seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()))
+            self.routers[e] = router
+            targets.append(router.route)
+        if node.output_type is not None and hasattr(node.output_type, "convert") \
+                and not _is_pickled(node.output_type):
+            return _converting(node.name, node.output_type.convert, _fan_out(targets))
+        return _fan_out(targets)
+
+    def _entry_of(self, node_id: int) -> Callable:
+        """How records of an incoming chunk enter the head operator."""
+        process = self.operators[node_id].process
+        if self.job.plan.nodes[node_id].keyed:
+            set_key = self.backend.set_current_key
+
+            def keyed_entry(chunk):
+                for key, record in chunk:
+                    set_key(key)
+                    process(record)
+            return keyed_entry
+
+        def entry(chunk):
+            for record in chunk:
+                process(record)
+        return entry
+
+    # --- state --------------------------------------------------------------------
+    def _restore_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
+        node = self.keyed_node
+        kg_range = key_group_range_for_operator(
+            node.max_parallelism, self.stage.parallelism, self.partition)
+        return HashMapKeyedStateBackend.restore(
+            StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
+            batch.base_version)
+
+    def is_at(self, version: int) -> bool:
+        """Whether the cached keyed state reflects ``version`` (stateless: always)."""
+        return self.backend is None or self.backend.version == version
+
+    # --- one batch ----------------------------------------------------------------
+    def run_batch(self, batch: BatchInfo, inputs: Iterable) -> Iterator[tuple]:
+        self.batch = batch
+        self.processing_time = batch.processing_time
+        if self.stage.is_source:
+            source = self.operators[self.stage.nodes[0]]
+            for split_batch in inputs:
+                source.run(split_batch)
+        else:
+            entry = self.entry
+            for edge_id, chunk in inputs:
+                entry[edge_id](chunk)
+        if batch.is_final:
+            for n in self.stage.nodes:
+                self.operators[n].end_input()
+        if self.backend is not None:
+            self.backend.write_version(StateStore(batch.state_dir), batch.batch_id)
+        if batch.is_final:
+            for n in self.stage.nodes:
+                self.operators[n].close()
+        for edge_id, router in self.routers.items():
+            for target, chunk in router.take_chunks():
+                yield (DATA, edge_id, target, chunk)
+        for node_id, items in self.sink_buffers.items():
+            if items:
+                yield (SINK, node_id, self.partition, list(items))
+                items.clear()
+
+
+def _is_pickled(type_info) -> bool:
+    return type(type_info).__name__ == "PickledBytesTypeInfo"
+
+
+def _fan_out(targets: List[Callable]) -> Callable:
+    if len(targets) == 1:
+        return targets[0]
+    if not targets:
+        return lambda record: None
+
+    def fan_out(record):
+        for target in targets:
+            target(record)
+    return fan_out
+
+
+def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
+    """Applies the declared output type (e.g. FLOAT rounding, INT range) to each record."""
+    def converting(record):
+        try:
+            value = convert(record)
+        except Exception as e:
+            raise OperatorError.wrap(name, record, e) from None
+        emit(value)
+    return converting
+
+
+_instances: "OrderedDict[tuple, StageInstance]" = OrderedDict()
+_jobs: Dict[str, CompiledJob] = {}
+
+
+def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, partition: int,
+             batch: BatchInfo, inputs: Iterable) -> Iterator[tuple]:
+    """Runs one stage for one partition and batch; yields DATA, SINK and ERROR items."""
+    key = (run_id, stage_id, partition)
+    instance = _instances.pop(key, None)
+    try:
+        if instance is None or not instance.is_at(batch.base_version):
+            job = _jobs.get(run_id)
+            if job is None:
+                job = _jobs[run_id] = load_job()
+                while len(_jobs) > CACHED_JOBS:
+                    _jobs.pop(next(iter(_jobs)))
+            instance = StageInstance(job, job.plan.stages[stage_id], partition, batch)
+        items = list(instance.run_batch(batch, inputs))
+    except OperatorError as e:
+        yield (ERROR, e)
+        return
+    if not batch.is_final:
+        _instances[key] = instance
+        while len(_instances) > CACHED_INSTANCES:
+            _instances.popitem(last=False)
+    yield from items
+
+
+def forget_job(run_id: str) -> None:
+    """Drops a finished job's cached plan and instances from this process."""
+    _jobs.pop(run_id, None)
+    for key in [k for k in _instances if k[0] == run_id]:
+        del _instances[key]
