@@ -2,11 +2,15 @@
 import traceback
 
 RECORD_REPR_LIMIT = 200
+LINE_LIMIT = 1000
+
+
+def truncated(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "...(truncated)"
 
 
 def truncated_repr(record, limit: int = RECORD_REPR_LIMIT) -> str:
-    text = repr(record)
-    return text if len(text) <= limit else text[:limit] + "...(truncated)"
+    return truncated(repr(record), limit)
 
 
 class OperatorError(Exception):
@@ -25,10 +29,10 @@ class OperatorError(Exception):
 
     @classmethod
     def wrap(cls, operator: str, record, exc: BaseException, what: str = "record"):
-        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        trace = "\n".join(truncated(line, LINE_LIMIT) for line in lines.split("\n"))
         where = what if what != "record" else f"record {truncated_repr(record)}"
-        return cls(operator, where,
-                   f"{type(exc).__name__}: {exc}", trace)
+        return cls(operator, where, truncated(f"{type(exc).__name__}: {exc}", LINE_LIMIT), trace)
 
     def __str__(self):
         return (f"Operator '{self.operator}' failed on {self.record_repr}: {self.cause}\n"

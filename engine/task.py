@@ -18,6 +18,7 @@ from statebackends.keygroups import key_group_range_for_operator
 
 from .errors import OperatorError
 from .graph import JobPlan, Stage
+from .operators.io import SinkWriterOperator
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
 
@@ -72,9 +73,6 @@ class OperatorTask:
     def process_context(self) -> ProcessContext:
         return ProcessContext(TimerService(self._instance), self.keyed_backend)
 
-    def sink_buffer(self, operator) -> list:
-        return self._instance.sink_buffers.setdefault(self._node.id, [])
-
 
 class StageInstance:
     """One subtask of a stage: its opened operator chain, routers and keyed state."""
@@ -89,9 +87,10 @@ class StageInstance:
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
         self.backend: Optional[HashMapKeyedStateBackend] = (
             None if self.keyed_node is None else self._restore_state(batch))
-        self.sink_buffers: Dict[int, list] = {}
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
+        self.sinks = {n: op for n, op in self.operators.items()
+                      if isinstance(op, SinkWriterOperator)}
         for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
             node = plan.nodes[n]
             op = self.operators[n]
@@ -171,10 +170,10 @@ class StageInstance:
         for edge_id, router in self.routers.items():
             for target, chunk in router.take_chunks():
                 yield (DATA, edge_id, target, chunk)
-        for node_id, items in self.sink_buffers.items():
+        for node_id, sink in self.sinks.items():
+            items = sink.take_items()
             if items:
-                yield (SINK, node_id, self.partition, list(items))
-                items.clear()
+                yield (SINK, node_id, self.partition, items)
 
 
 def _is_pickled(type_info) -> bool:

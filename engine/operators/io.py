@@ -28,11 +28,14 @@ class SinkWriterOperator(Operator):
         super().__init__()
         self.to_item = to_item
         self.items = []
-
-    def open(self):
-        self.items = self.task.sink_buffer(self)
-        if self.to_item is None:
+        if to_item is None:
             self.process = self.items.append
+
+    def take_items(self) -> list:
+        """The batch's items so far; starts a new list."""
+        items = self.items[:]
+        self.items.clear()
+        return items
 
     def process(self, record):
         try:

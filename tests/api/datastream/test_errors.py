@@ -1,0 +1,167 @@
+"""Bad input and failing user code: a clear error naming the operator, the record and the
+cause, raised before anything runs where it can be known at build time, and no loss of
+what earlier batches committed."""
+import threading
+
+import pytest
+
+from api.common import Types
+from api.datastream import MapFunction, ReduceFunction, SinkFunction
+from api.datastream.state import ListStateDescriptor, ValueStateDescriptor
+from engine.errors import JobExecutionException
+from tests.conftest import make_env
+
+
+class Collect(SinkFunction):
+    """Gathers what the sink receives (the driver publishes committed batches only)."""
+
+    def __init__(self):
+        self.values = []
+
+    def invoke(self, value, context):
+        self.values.append(value)
+
+
+def fail_on(bad):
+    def f(x):
+        if x == bad:
+            raise ValueError(f"cannot handle {x}")
+        return x
+    return f
+
+
+def test_failing_map_names_operator_record_cause_and_traceback(env_factory):
+    env = env_factory(parallelism=2)
+    env.from_collection([1, 2, 3]).map(fail_on(2)).name("parse").print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    message = str(info.value)
+    assert "Operator 'parse'" in message
+    assert "record 2" in message
+    assert "ValueError: cannot handle 2" in message
+    assert "Traceback" in message and "in f" in message
+
+
+def test_error_message_truncates_a_huge_record():
+    env = make_env("local")
+    env.from_collection(["x" * 100_000]).map(fail_on("x" * 100_000)).print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    assert "...(truncated)" in str(info.value)
+    assert len(str(info.value)) < 5_000
+
+
+def test_batches_committed_before_a_failure_keep_their_output(env_factory):
+    """With one record per micro-batch, the records before the bad one are published
+    exactly once; the failing batch publishes nothing."""
+    env = env_factory(parallelism=1, micro_batch_size=1)
+    sink = Collect()
+    (env.from_collection([("a", 1), ("a", 2), ("a", 3), ("a", 4)])
+     .key_by(lambda r: r[0]).sum(1).map(fail_on(("a", 6))).add_sink(sink))
+    with pytest.raises(JobExecutionException, match="cannot handle"):
+        env.execute()
+    assert sink.values == [("a", 1), ("a", 3)]
+
+
+def test_failing_reduce_function(env_factory):
+    env = env_factory(parallelism=2)
+    (env.from_collection([("a", 1), ("a", "x")]).key_by(lambda r: r[0])
+     .reduce(lambda a, b: (a[0], a[1] + b[1])).print())
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    assert "Operator 'Reduce'" in str(info.value)
+    assert "('a', 'x')" in str(info.value)
+    assert "TypeError" in str(info.value)
+
+
+def test_failing_key_selector():
+    env = make_env("local", parallelism=2)
+    env.from_collection([(1,), ()]).key_by(lambda r: r[0]).sum(0).print()
+    with pytest.raises(JobExecutionException, match=r"key selector.*record \(\).*IndexError"):
+        env.execute()
+
+
+def test_int_overflow_in_declared_output_type(capfd):
+    env = make_env("local")
+    env.from_collection([1, 2 ** 40]).map(lambda x: x, output_type=Types.INT()).print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    assert "Operator 'Map'" in str(info.value)
+    assert str(2 ** 40) in str(info.value)
+    assert "OverflowError" in str(info.value)
+
+
+def test_unserializable_function_fails_before_anything_runs(capfd):
+    lock = threading.Lock()
+    env = make_env("spark")  # Spark is never reached: the error comes first
+    env.from_collection([1, 2]).print()
+    env.from_collection([1, 2]).map(lambda x: (x, lock)).name("with_lock").print()
+    with pytest.raises(TypeError, match="operator 'with_lock' cannot be serialized.*lock"):
+        env.execute()
+    assert capfd.readouterr().out == ""
+
+
+def test_keyed_only_operations_fail_at_build_time():
+    ds = make_env("local").from_collection([(1, 2)])
+    for call in (lambda: ds.reduce(lambda a, b: a), lambda: ds.sum(1), lambda: ds.min(0),
+                 lambda: ds.max(0), lambda: ds.min_by(0), lambda: ds.max_by(0)):
+        with pytest.raises(TypeError, match="KeyedStream: call key_by"):
+            call()
+
+
+def test_wrong_function_kind_fails_at_build_time():
+    class Adder(ReduceFunction):
+        def reduce(self, a, b):
+            return a + b
+
+    ds = make_env("local").from_collection([1])
+    with pytest.raises(TypeError, match="map\\(\\) expects a MapFunction"):
+        ds.map(Adder())
+    with pytest.raises(TypeError, match="filter\\(\\) expects a FilterFunction"):
+        ds.filter(42)
+    with pytest.raises(TypeError, match="reduce\\(\\) expects a ReduceFunction"):
+        ds.key_by(lambda x: x).reduce(object())
+    with pytest.raises(TypeError, match="KeyedProcessFunction"):
+        ds.key_by(lambda x: x).process(lambda x, ctx: [x])
+
+
+class WrongKindOfState(MapFunction):
+    def open(self, runtime_context):
+        self.state = runtime_context.get_state(ListStateDescriptor("xs", Types.INT()))
+
+    def map(self, value):
+        return value
+
+
+class KeyedStateOnPlainStream(MapFunction):
+    def open(self, runtime_context):
+        self.state = runtime_context.get_state(ValueStateDescriptor("x", Types.INT()))
+
+    def map(self, value):
+        return value
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda ds: ds.key_by(lambda x: x).map(WrongKindOfState()),
+     r"get_state\(\) needs a ValueStateDescriptor, got ListStateDescriptor 'xs'"),
+    (lambda ds: ds.map(KeyedStateOnPlainStream()),
+     r"Keyed state can only be used on a 'keyed stream'"),
+])
+def test_state_misuse_fails_in_open_before_any_record(build, expected, capfd):
+    env = make_env("local", parallelism=2)
+    build(env.from_collection([1, 2, 3])).print()
+    with pytest.raises(JobExecutionException, match=expected) as info:
+        env.execute()
+    assert "open()" in str(info.value)
+    assert capfd.readouterr().out == ""
+
+
+def test_missing_java_fails_at_once_with_a_clear_message(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    from engine.executor import spark
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RuntimeError, match="Java 17 or newer"):
+        spark.get_spark_session("local[1]", {})
