@@ -1,0 +1,189 @@
+"""StreamExecutionEnvironment: execute, execute_async / JobClient, execute_and_collect,
+settings, the runtime context, and sinks."""
+import re
+
+import pytest
+
+from api.common import Configuration, JobStatus, Types
+from api.datastream import (MapFunction, RuntimeExecutionMode, SinkFunction,
+                            StreamExecutionEnvironment)
+from api.datastream.connectors import NumberSequenceSource
+from api.common import WatermarkStrategy
+from engine.graph import PlanError
+from tests.conftest import make_env
+
+
+def test_execute_returns_job_execution_result_and_clears_the_job(env_factory, capfd):
+    env = env_factory(parallelism=1)
+    env.from_collection(["hello", "world"]).print()
+    result = env.execute("greeting")
+    assert capfd.readouterr().out == "hello\nworld\n"
+    assert re.fullmatch(r"[0-9a-f]{32}", str(result.get_job_id()))
+    assert isinstance(result.get_net_runtime(), int) and result.get_net_runtime() >= 0
+    assert str(result).startswith("Program execution finished\nJob with JobID ")
+    with pytest.raises(PlanError, match="No operators defined"):
+        env.execute()  # as in Flink, executing clears the transformations
+
+
+def test_settings_round_trip():
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(3).set_max_parallelism(64)
+    assert (env.get_parallelism(), env.get_max_parallelism()) == (3, 64)
+    assert env.is_chaining_enabled()
+    env.disable_operator_chaining()
+    assert not env.is_chaining_enabled()
+    config = Configuration()
+    config.set_string("parallelism.default", "5")
+    config.set_string("execution.runtime-mode", "batch")
+    configured = StreamExecutionEnvironment.get_execution_environment(config)
+    assert configured.get_parallelism() == 5
+    assert configured._runtime_mode is RuntimeExecutionMode.BATCH
+    with pytest.raises(ValueError):
+        env.set_parallelism(0)
+
+
+def test_execute_and_collect_limit_and_context_manager(env_factory):
+    env = env_factory(parallelism=2, micro_batch_size=2)
+    ds = env.from_collection(list(range(10))).map(lambda x: x + 1)
+    assert ds.execute_and_collect(limit=3) == [1, 2, 3]
+    with ds.execute_and_collect() as results:
+        assert sorted(results) == list(range(1, 11))
+
+
+def test_execute_and_collect_stops_the_job_when_closed():
+    env = make_env("local", micro_batch_size=1)
+    seen = []
+    ds = env.from_collection(list(range(100))).map(lambda x: seen.append(x) or x)
+    with ds.execute_and_collect() as results:
+        assert next(results) == 0
+    # the driver ran only the batches the iterator asked for
+    assert len(seen) < 100
+
+
+def test_execute_async_job_client(env_factory):
+    env = env_factory(parallelism=2)
+    env.from_collection([1, 2, 3]).map(lambda x: x).print()
+    client = env.execute_async("async")
+    result = client.get_job_execution_result().result(timeout=120)
+    assert str(result.get_job_id()) == str(client.get_job_id())
+    assert client.get_job_status().result() is JobStatus.FINISHED
+
+
+def test_execute_async_cancel():
+    env = make_env("local", micro_batch_size=1)
+
+    class Slow(MapFunction):
+        def map(self, value):
+            import time
+            time.sleep(0.01)
+            return value
+
+    collected = []
+
+    class Keep(SinkFunction):
+        def invoke(self, value, context):
+            collected.append(value)
+
+    env.from_collection(list(range(10_000))).map(Slow()).add_sink(Keep())
+    client = env.execute_async()
+    client.cancel().result(timeout=60)
+    assert client.get_job_status().result() is JobStatus.CANCELED
+    assert len(collected) < 10_000
+    assert collected == list(range(len(collected)))  # only whole committed batches
+
+
+class ContextProbe(MapFunction):
+    def open(self, runtime_context):
+        self.info = (runtime_context.get_task_name(),
+                     runtime_context.get_number_of_parallel_subtasks(),
+                     runtime_context.get_max_number_of_parallel_subtasks(),
+                     runtime_context.get_index_of_this_subtask(),
+                     runtime_context.get_attempt_number(),
+                     runtime_context.get_job_parameter("color", "none"),
+                     runtime_context.get_job_parameter("missing", "default"),
+                     runtime_context.get_task_name_with_subtasks())
+
+    def map(self, value):
+        return self.info
+
+
+def test_runtime_context(env_factory):
+    env = env_factory(parallelism=2)
+    env.get_config().set_global_job_parameters({"color": "blue"})
+    got = set(env.from_collection([1, 2, 3, 4]).map(ContextProbe()).name("probe")
+              .execute_and_collect())
+    assert got == {("probe", 2, 128, i, 0, "blue", "default", f"probe ({i + 1}/2)#0")
+                   for i in (0, 1)}
+
+
+def test_open_and_close_are_called_once_per_subtask_over_many_batches(tmp_path):
+    env = make_env("local", parallelism=2, micro_batch_size=1)
+    log = tmp_path / "lifecycle"
+
+    class Lifecycle(MapFunction):
+        def open(self, runtime_context):
+            with open(log, "a") as f:
+                f.write(f"open {runtime_context.get_index_of_this_subtask()}\n")
+
+        def close(self):
+            with open(log, "a") as f:
+                f.write("close\n")
+
+        def map(self, value):
+            return value
+
+    assert sorted(env.from_collection(list(range(6))).map(Lifecycle())
+                  .execute_and_collect()) == list(range(6))
+    assert sorted(log.read_text().split("\n")[:-1]) == ["close", "close", "open 0", "open 1"]
+
+
+def test_number_sequence_source(env_factory):
+    env = env_factory(parallelism=2, micro_batch_size=3)
+    ds = env.from_source(NumberSequenceSource(1, 10), WatermarkStrategy.no_watermarks(), "seq")
+    assert ds.get_type() == Types.LONG()
+    assert sorted(ds.execute_and_collect()) == list(range(1, 11))
+
+
+def test_sink_function_receives_each_record_once(env_factory):
+    got = []
+
+    class Keep(SinkFunction):
+        def invoke(self, value, context):
+            got.append(value)
+
+    env = env_factory(parallelism=2, micro_batch_size=2)
+    env.from_collection(list(range(7))).map(lambda x: x * 10).add_sink(Keep()).name("keep")
+    env.execute()
+    assert sorted(got) == [x * 10 for x in range(7)]
+
+
+def test_union_and_partitioning(env_factory):
+    env = env_factory(parallelism=2)
+    a = env.from_collection([1, 2])
+    b = env.from_collection([10, 20])
+    c = env.from_collection([100])
+    merged = a.union(b, c)
+    assert sorted(merged.map(lambda x: x).execute_and_collect()) == [1, 2, 10, 20, 100]
+    env = env_factory(parallelism=2)
+    ds = env.from_collection([1, 2, 3])
+    assert sorted(ds.broadcast().map(lambda x: x).execute_and_collect()) == [1, 1, 2, 2, 3, 3]
+    for partitioned in (ds.shuffle(), ds.rebalance(), ds.rescale()):
+        assert sorted(partitioned.map(lambda x: x).execute_and_collect()) == [1, 2, 3]
+
+
+def test_keyed_map_with_state_counts_per_key(env_factory):
+    from api.datastream.state import ValueStateDescriptor
+
+    class Count(MapFunction):
+        def open(self, runtime_context):
+            self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.LONG()))
+
+        def map(self, value):
+            n = (self.count.value() or 0) + 1
+            self.count.update(n)
+            return value, n
+
+    env = env_factory(parallelism=2, micro_batch_size=2)
+    got = list(env.from_collection(["a", "b", "a", "a", "b"]).key_by(lambda x: x)
+               .map(Count()).execute_and_collect())
+    assert sorted(got) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]
