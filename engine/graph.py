@@ -177,13 +177,18 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
             edges[edge.id] = edge
             down.in_edges.append(edge.id)
     by_id = {t.id: t for t in transformations}
+    slot_group = {}
+    for t in transformations:  # inherited from the inputs when they agree, as in Flink
+        inherited = {slot_group[edges[e].src] for e in nodes[t.id].in_edges}
+        slot_group[t.id] = t.slot_sharing_group or (
+            inherited.pop() if len(inherited) == 1 else "default")
 
     def chainable(edge: Edge) -> bool:
         up, down = by_id[edge.src], by_id[edge.dst]
         return (chaining_enabled and edge.partitioning.strategy == FORWARD
                 and len(nodes[down.id].in_edges) == 1
                 and down.chaining == ALWAYS and up.chaining != NEVER
-                and up.slot_sharing_group == down.slot_sharing_group)
+                and slot_group[up.id] == slot_group[down.id])
 
     stages: List[Stage] = []
     for node in nodes.values():  # ids are topological: inputs are created first
@@ -227,6 +232,8 @@ def execution_plan_json(plan: JobPlan) -> str:
     for group, ids in members.items():
         head = plan.nodes[group]
         name = ", ".join(plan.nodes[n].name for n in ids)
+        if head.pact == "Data Sink":
+            name = "Sink: " + name
         entry = {"id": group, "type": name, "pact": head.pact, "contents": name,
                  "parallelism": head.parallelism}
         if predecessors[group]:

@@ -46,7 +46,7 @@ class Router:
         if strategy in (REBALANCE, RESCALE):
             targets = _rescale_targets(subtask, up_p, down_p) if strategy == RESCALE \
                 else list(range(down_p))
-            position = [subtask % len(targets)]
+            position = [subtask % len(targets) if strategy == REBALANCE else 0]
 
             def round_robin(record):
                 i = position[0]

@@ -1,0 +1,79 @@
+"""Planning: chaining, stage cuts, ship strategies and the JSON execution plan."""
+import json
+
+import pytest
+
+from engine.graph import PlanError
+from tests.conftest import make_env
+
+
+def stages_of(env):
+    from engine.graph import build_plan
+    plan = build_plan(env._sinks, env.get_parallelism(), env.get_max_parallelism(),
+                      env.is_chaining_enabled())
+    return [[plan.nodes[n].name for n in stage.nodes] for stage in plan.stages], plan
+
+
+def test_forward_operators_of_equal_parallelism_are_chained_into_one_stage():
+    env = make_env("local", parallelism=2)
+    ds = env.from_collection([1]).map(lambda x: x).name("a").filter(bool).name("b")
+    ds.key_by(lambda x: x).sum(0).print()
+    stages, plan = stages_of(env)
+    assert stages == [["Source: Collection Source"], ["a", "b"],
+                      ["Reduce", "Print to Std. Out"]]
+    strategies = [e.partitioning.strategy for e in plan.edges.values()]
+    assert strategies == ["REBALANCE", "FORWARD", "HASH", "FORWARD"]
+
+
+def test_chaining_controls_split_stages():
+    env = make_env("local", parallelism=1)
+    src = env.from_collection([1])
+    src.map(lambda x: x).name("a").map(lambda x: x).name("b").start_new_chain() \
+        .map(lambda x: x).name("c").disable_chaining().map(lambda x: x).name("d") \
+        .slot_sharing_group("other").print()
+    stages, _ = stages_of(env)
+    assert stages == [["Source: Collection Source", "a"], ["b"], ["c"], ["d", "Print to Std. Out"]]
+
+
+def test_disabled_chaining_gives_every_operator_a_stage():
+    env = make_env("local", parallelism=1)
+    env.disable_operator_chaining()
+    env.from_collection([1]).map(lambda x: x).print()
+    stages, _ = stages_of(env)
+    assert stages == [["Source: Collection Source"], ["Map"], ["Print to Std. Out"]]
+
+
+def test_union_consumer_starts_a_stage_with_two_inputs():
+    env = make_env("local", parallelism=1)
+    a = env.from_collection([1])
+    b = env.from_collection([2])
+    a.union(b).map(lambda x: x).print()
+    stages, plan = stages_of(env)
+    assert stages[-1] == ["Map", "Print to Std. Out"]
+    assert len(plan.stages[-1].in_edges) == 2
+
+
+def test_forward_with_a_parallelism_change_fails_at_planning():
+    env = make_env("local", parallelism=2)
+    env.from_collection([1]).forward().map(lambda x: x).print()
+    with pytest.raises(PlanError, match="Forward partitioning does not allow change of "
+                                        "parallelism"):
+        env.get_execution_plan()
+
+
+def test_execution_plan_json_in_flinks_layout():
+    env = make_env("local", parallelism=2)
+    (env.from_collection([1]).map(lambda x: x).filter(bool).key_by(lambda x: x)
+     .reduce(lambda a, b: a).print())
+    text = env.get_execution_plan()
+    assert text.startswith('{\n  "nodes" : [ {\n    "id" : ')
+    nodes = json.loads(text)["nodes"]
+    assert [(n["type"], n["pact"], n["parallelism"]) for n in nodes] == [
+        ("Source: Collection Source", "Data Source", 1),
+        ("Map, Filter", "Operator", 2),
+        ("Reduce", "Operator", 2),
+        ("Sink: Print to Std. Out", "Data Sink", 2),
+    ]
+    assert [[p["ship_strategy"] for p in n.get("predecessors", [])] for n in nodes] == [
+        [], ["REBALANCE"], ["HASH"], ["FORWARD"]]
+    assert all(n["type"] == n["contents"] for n in nodes)

@@ -1,0 +1,74 @@
+"""Routers: which downstream partition each record goes to."""
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.errors import OperatorError
+from engine.graph import (BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE,
+                          Partitioning)
+from engine.routing import Router
+from statebackends.keygroups import assign_key_group, key_group_range_for_operator
+
+
+class Selector:
+    def __init__(self, f):
+        self.get_key = f
+
+
+class Modulo:
+    def partition(self, key, num_partitions):
+        return key % num_partitions
+
+
+def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
+    router = Router("op", partitioning, subtask, up, down, max_p, seed=7)
+    for r in records:
+        router.route(r)
+    return dict(router.take_chunks())
+
+
+def test_forward_keeps_the_subtask():
+    assert route_all(Partitioning(FORWARD), [1, 2], subtask=1, up=3) == {1: [1, 2]}
+
+
+def test_rebalance_is_round_robin_from_the_subtask_index():
+    assert route_all(Partitioning(REBALANCE), list(range(5)), subtask=1, up=2) == {
+        1: [0, 3], 2: [1, 4], 0: [2]}
+
+
+def test_rescale_feeds_a_local_subset():
+    assert route_all(Partitioning(RESCALE), list(range(4)), subtask=1, up=2, down=4) == {
+        2: [0, 2], 3: [1, 3]}
+    assert route_all(Partitioning(RESCALE), list(range(3)), subtask=3, up=4, down=2) == {
+        1: [0, 1, 2]}
+
+
+def test_broadcast_reaches_every_partition():
+    assert route_all(Partitioning(BROADCAST), ["x"]) == {0: ["x"], 1: ["x"], 2: ["x"]}
+
+
+def test_shuffle_spreads_over_all_partitions():
+    chunks = route_all(Partitioning(SHUFFLE), list(range(300)))
+    assert sorted(x for chunk in chunks.values() for x in chunk) == list(range(300))
+    assert set(chunks) == {0, 1, 2}
+
+
+@given(keys=st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=30),
+       down=st.integers(1, 8))
+def test_hash_sends_each_key_to_the_partition_owning_its_key_group(keys, down):
+    chunks = route_all(Partitioning(HASH, key_selector=Selector(lambda r: r)), keys, down=down)
+    for target, pairs in chunks.items():
+        start, end = key_group_range_for_operator(128, down, target)
+        for key, record in pairs:
+            assert key == record
+            assert start <= assign_key_group(key, 128) <= end
+
+
+def test_custom_partitioner_and_its_bad_answers():
+    by_mod = Partitioning(CUSTOM, key_selector=Selector(lambda r: r), partitioner=Modulo())
+    assert route_all(by_mod, [0, 1, 2, 4]) == {0: [0], 1: [1, 4], 2: [2]}
+    out_of_range = Partitioning(CUSTOM, key_selector=Selector(lambda r: r),
+                                partitioner=Selector(None))
+    out_of_range.partitioner.partition = lambda key, n: n
+    with pytest.raises(OperatorError, match="not in \\[0, 3\\)"):
+        route_all(out_of_range, [5])
