@@ -136,16 +136,8 @@ class ProcessFunction(Function):
 class KeyedProcessFunction(Function):
     """Processes each element of a KeyedStream, with keyed state through the runtime context."""
 
-    class Context(ABC):
+    class Context(ProcessFunction.Context):
         """Information available during ``process_element``."""
-
-        @abstractmethod
-        def timer_service(self) -> TimerService:
-            """Returns the TimerService for querying time."""
-
-        @abstractmethod
-        def timestamp(self) -> int:
-            """Timestamp of the element being processed, or None."""
 
         @abstractmethod
         def get_current_key(self):

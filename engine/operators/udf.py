@@ -16,20 +16,27 @@ class MapOperator(UdfOperator):
         self.output(result)
 
 
-class FlatMapOperator(UdfOperator):
-    def open(self):
-        super().open()
-        self._flat_map = self.function.flat_map
+class _ManyOutputsOperator(UdfOperator):
+    """Emits every element of the iterable (or generator) the user function returns."""
+
+    def _call(self, record):
+        raise NotImplementedError
 
     def process(self, record):
         try:
-            results = self._flat_map(record)
+            results = self._call(record)
             results = () if results is None else list(results)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         output = self.output
         for result in results:
             output(result)
+
+
+class FlatMapOperator(_ManyOutputsOperator):
+    def open(self):
+        super().open()
+        self._call = self.function.flat_map
 
 
 class FilterOperator(UdfOperator):
@@ -46,20 +53,11 @@ class FilterOperator(UdfOperator):
             self.output(record)
 
 
-class ProcessOperator(UdfOperator):
+class ProcessOperator(_ManyOutputsOperator):
     """Runs a ProcessFunction or KeyedProcessFunction; outputs what process_element yields."""
 
     def open(self):
         super().open()
-        self._process_element = self.function.process_element
-        self._ctx = self.task.process_context()
-
-    def process(self, record):
-        try:
-            results = self._process_element(record, self._ctx)
-            results = () if results is None else list(results)
-        except Exception as e:
-            raise OperatorError.wrap(self.name, record, e) from None
-        output = self.output
-        for result in results:
-            output(result)
+        process_element = self.function.process_element
+        ctx = self.task.process_context()
+        self._call = lambda record: process_element(record, ctx)
