@@ -66,5 +66,11 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
                   if transformations[n].kind == "sink"}
     options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
                          settings.state_dir, dict(settings.job_parameters))
-    return JobRunner(job, sources, publishers, make_executor(settings), options)
+    executor = make_executor(settings)
+    if settings.state_dir is None and not executor.shares_driver_disk and any(
+            node.keyed for node in job.plan.nodes.values()):
+        raise PlanError("A job with keyed state on a Spark cluster needs "
+                        "'state.checkpoints.dir' set to storage every worker can reach "
+                        "(e.g. a shared file system mount).")
+    return JobRunner(job, sources, publishers, executor, options)
 

@@ -9,6 +9,9 @@ from ..task import BatchInfo, CompiledJob
 class Executor(ABC):
     """Runs the stages of a compiled job, one micro-batch at a time."""
 
+    #: Whether tasks see the driver's local disk (a temporary state directory is enough).
+    shares_driver_disk = True
+
     @abstractmethod
     def start(self, job: CompiledJob) -> None:
         """Prepares to run ``job`` (e.g. ships its plan to the workers once)."""

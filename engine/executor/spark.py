@@ -89,6 +89,7 @@ class SparkExecutor(Executor):
         self.sc = session.sparkContext
         self.job: Optional[CompiledJob] = None
         self._broadcast = None
+        self.shares_driver_disk = self.sc.master.startswith("local")
 
     def start(self, job: CompiledJob) -> None:
         self.job = job

@@ -187,3 +187,63 @@ def test_keyed_map_with_state_counts_per_key(env_factory):
     got = list(env.from_collection(["a", "b", "a", "a", "b"]).key_by(lambda x: x)
                .map(Count()).execute_and_collect())
     assert sorted(got) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]
+
+
+def test_a_given_spark_session_is_used(spark):
+    env = StreamExecutionEnvironment.get_execution_environment(spark_session=spark)
+    env.set_parallelism(2)
+    assert sorted(env.from_collection([1, 2, 3]).map(lambda x: -x)
+                  .execute_and_collect()) == [-3, -2, -1]
+
+
+def test_keyed_state_on_a_cluster_needs_a_shared_state_directory(monkeypatch, spark):
+    from engine.executor.spark import SparkExecutor
+    monkeypatch.setattr(SparkExecutor, "__init__", lambda self, session: setattr(
+        self, "shares_driver_disk", False))
+    env = make_env("spark")
+    env.from_collection([("a", 1)]).key_by(lambda r: r[0]).sum(1).print()
+    with pytest.raises(PlanError, match="state.checkpoints.dir"):
+        env.execute()
+
+
+def test_process_function_yields_outputs_and_reads_processing_time(env_factory):
+    from api.datastream import ProcessFunction
+
+    class Explode(ProcessFunction):
+        def process_element(self, value, ctx):
+            assert ctx.timer_service().current_processing_time() > 0
+            for i in range(value):
+                yield value, i
+
+    env = env_factory(parallelism=2)
+    got = sorted(env.from_collection([0, 1, 2]).process(Explode()).execute_and_collect())
+    assert got == [(1, 0), (2, 0), (2, 1)]
+
+
+def test_keyed_flat_map_and_filter_use_keyed_state(env_factory):
+    from api.datastream import FilterFunction, FlatMapFunction
+    from api.datastream.state import ValueStateDescriptor
+
+    class FirstOnly(FilterFunction):
+        def open(self, runtime_context):
+            self.seen = runtime_context.get_state(ValueStateDescriptor("seen", Types.BOOLEAN()))
+
+        def filter(self, value):
+            first = not self.seen.value()
+            self.seen.update(True)
+            return first
+
+    class Repeat(FlatMapFunction):
+        def open(self, runtime_context):
+            self.n = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
+
+        def flat_map(self, value):
+            self.n.update((self.n.value() or 0) + 1)
+            return [value] * self.n.value()
+
+    env = env_factory(parallelism=2, micro_batch_size=1)
+    ds = env.from_collection(["a", "b", "a", "c", "b", "a"])
+    assert sorted(ds.key_by(lambda x: x).filter(FirstOnly()).execute_and_collect()) == [
+        "a", "b", "c"]
+    assert sorted(ds.key_by(lambda x: x).flat_map(Repeat()).execute_and_collect()) == sorted(
+        ["a", "b", "a", "a", "c", "b", "b", "a", "a", "a"])
