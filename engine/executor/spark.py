@@ -9,6 +9,7 @@ import functools
 import os
 import shutil
 import sys
+import threading
 from typing import Dict, List, Optional
 
 import cloudpickle
@@ -51,9 +52,32 @@ def get_spark_session(master: str, conf: Dict[str, str]):
                        f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"))
     for key, value in conf.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = _with_filtered_jvm_stderr(builder.getOrCreate)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _with_filtered_jvm_stderr(start_jvm):
+    """Starts the JVM with its stderr piped through a filter that drops the JVM's
+    start-up notice about incubator modules (Spark's launcher always adds one); every
+    other line reaches our stderr unchanged."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(2)
+    os.dup2(write_end, 2)  # inherited by the JVM only: ours is restored below
+    try:
+        result = start_jvm()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(write_end)
+
+    def forward():
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                if b"Using incubator modules" not in line:
+                    os.write(2, line)
+    threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+    return result
 
 
 def _load_job(broadcast) -> CompiledJob:
