@@ -40,6 +40,12 @@ class TypeInformation(object):
         """Returns the line ``print()`` writes for the record ``value`` of this type."""
         return self._java_string(self.convert(value), False)
 
+    def collected_value(self, value):
+        """Returns the converted record ``value`` as ``execute_and_collect`` hands it back:
+        collected records pass through Java, so a FLOAT comes back as the Python float of
+        Java's shortest decimal text (110.1, not 110.0999984741211)."""
+        return value
+
     def _java_string(self, value, deep: bool) -> str:
         # Java's String.valueOf of the converted value; ``deep`` prints arrays element by
         # element, as Flink's Tuple and Row toString do.
@@ -112,6 +118,10 @@ class _FloatTypeInfo(BasicTypeInfo):
 
     def _java_string(self, value, deep):
         return 'null' if value is None else _java_float_string(value, self._single)
+
+    def collected_value(self, value):
+        return value if value is None or not self._single else float(
+            _java_float_string(value, True))
 
 
 class _BooleanTypeInfo(BasicTypeInfo):
@@ -275,6 +285,15 @@ class RowTypeInfo(TypeInformation):
         row._row_kind = kind
         return row
 
+    def collected_value(self, value):
+        if value is None:
+            return None
+        row = Row(*[None if v is None else t.collected_value(v)
+                    for t, v in zip(self._field_types, value)])
+        row._fields = value._fields
+        row._row_kind = value.get_row_kind()
+        return row
+
     def to_print_string(self, value) -> str:
         # PyFlink formats a ROW record in Python before it is serialized.
         if isinstance(value, Row):
@@ -314,6 +333,9 @@ class TupleTypeInfo(TypeInformation):
                              % (self, len(self._field_types), len(value), value))
         return tuple(t.convert(v) for t, v in zip(self._field_types, value))
 
+    def collected_value(self, value):
+        return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))
+
     def _java_string(self, value, deep):
         if value is None:
             return 'null'
@@ -336,6 +358,9 @@ class ListTypeInfo(TypeInformation):
         if not isinstance(value, (list, tuple)):
             raise self._wrong_type(value, 'a list')
         return [self.elem_type.convert(v) for v in value]
+
+    def collected_value(self, value):
+        return [self.elem_type.collected_value(v) for v in value]
 
     def _java_string(self, value, deep):
         if value is None:

@@ -12,7 +12,7 @@ from engine.operators.io import SinkWriterOperator
 from engine.operators.keyed import ReduceOperator
 from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
-from api.common.typeinfo import Types, TypeInformation
+from api.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
 from . import functions as fn
 from .aggregations import aggregation
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
@@ -265,14 +265,20 @@ class DataStream:
         """Runs the job and returns its results: a CloseableIterator, or a list of at most
         ``limit`` elements when ``limit`` is given."""
         publisher = CollectPublisher()
+        stream_type = self.get_type()
+        to_item = None if _is_pickled(stream_type) else stream_type.collected_value
         t = Transformation("sink", "Collect Stream Sink", [self._transformation],
-                           _factory(SinkWriterOperator, None), pact="Data Sink",
+                           _factory(SinkWriterOperator, to_item), pact="Data Sink",
                            publisher_factory=lambda node: publisher)
         iterator = self._env._execute_collect(t, publisher, job_name)
         if limit is None:
             return iterator
         with iterator:
             return [x for _, x in zip(range(limit), iterator)]
+
+
+def _is_pickled(type_info) -> bool:
+    return type_info is None or isinstance(type_info, PickledBytesTypeInfo)
 
 
 class _Projection:

