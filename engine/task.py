@@ -26,7 +26,7 @@ CACHED_INSTANCES = 64
 CACHED_JOBS = 4
 
 # Items a task yields.
-DATA = "data"      # (DATA, edge id, target partition, records)
+DATA = "data"      # (DATA, edge id, target partition, pickled list of records)
 SINK = "sink"      # (SINK, sink node id, subtask index, items)
 ERROR = "error"    # (ERROR, OperatorError)
 
@@ -112,15 +112,18 @@ class StageInstance:
                             seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()))
             self.routers[e] = router
             targets.append(router.route)
-        if node.output_type is not None and hasattr(node.output_type, "convert") \
-                and not _is_pickled(node.output_type):
+        if node.pact != "Data Source" and node.output_type is not None \
+                and not _is_pickled(node.output_type):  # sources emit typed values already
             return _converting(node.name, node.output_type.convert, _fan_out(targets))
         return _fan_out(targets)
 
     def _entry_of(self, node_id: int) -> Callable:
         """How records of an incoming chunk enter the head operator."""
-        process = self.operators[node_id].process
+        operator = self.operators[node_id]
+        process = operator.process
         if self.job.plan.nodes[node_id].keyed:
+            if hasattr(operator, "process_keyed_chunk"):
+                return operator.process_keyed_chunk
             set_key = self.backend.set_current_key
 
             def keyed_entry(chunk):
@@ -158,7 +161,7 @@ class StageInstance:
         else:
             entry = self.entry
             for edge_id, chunk in inputs:
-                entry[edge_id](chunk)
+                entry[edge_id](pickle.loads(chunk))
         if batch.is_final:
             for n in self.stage.nodes:
                 self.operators[n].end_input()
@@ -169,11 +172,29 @@ class StageInstance:
                 self.operators[n].close()
         for edge_id, router in self.routers.items():
             for target, chunk in router.take_chunks():
-                yield (DATA, edge_id, target, chunk)
+                yield (DATA, edge_id, target, _pickled(router.name, chunk))
         for node_id, sink in self.sinks.items():
             items = sink.take_items()
             if items:
                 yield (SINK, node_id, self.partition, items)
+
+
+def _pickled(operator: str, chunk: list) -> bytes:
+    """Pickles a chunk once, here: Spark's filter and shuffle then move bytes only."""
+    try:
+        return pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+    except Exception as e:
+        bad = next((r for r in chunk if not _picklable(r)), chunk[0])
+        cause = TypeError(f"the record cannot be pickled to reach the next stage: {e}")
+        raise OperatorError.wrap(operator, bad, cause) from None
+
+
+def _picklable(record) -> bool:
+    try:
+        pickle.dumps(record, pickle.HIGHEST_PROTOCOL)
+        return True
+    except Exception:
+        return False
 
 
 def _is_pickled(type_info) -> bool:

@@ -142,6 +142,14 @@ class HashMapKeyedStateBackend:
             self._states[name] = state
         return state
 
+    def value_table(self, state_descriptor) -> Tuple[Dict[Slot, Any], Set[Slot]]:
+        """Direct access to a ValueState's entries, for the engine's built-in keyed
+        operators on their hot path: ``(table, dirty)`` with ``table`` mapping
+        ``(key, namespace)`` to the value and ``dirty`` the set of changed slots. A writer
+        adds every slot it changes to ``dirty`` and never stores None (absent = unset)."""
+        self.get_state(state_descriptor)  # registers the name as value state, or fails
+        return self._table_of(state_descriptor.get_name())
+
     def _table_of(self, name: str) -> Tuple[Dict[Slot, Any], Set[Slot]]:
         table = self._tables.get(name)
         if table is None:

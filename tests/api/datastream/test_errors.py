@@ -165,3 +165,13 @@ def test_missing_java_fails_at_once_with_a_clear_message(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(RuntimeError, match="Java 17 or newer"):
         spark.get_spark_session("local[1]", {})
+
+
+def test_a_record_that_cannot_cross_a_shuffle_is_named(env_factory):
+    env = env_factory(parallelism=2)
+    env.from_collection([1, 2]).map(lambda x: (x, threading.Lock()) if x == 2 else (x, None)) \
+        .name("locker").rebalance().map(lambda x: x).print()
+    with pytest.raises(JobExecutionException,
+                       match=r"Operator 'locker' failed on record \(2, <unlocked _thread.lock"
+                             r".*cannot be pickled to reach the next stage"):
+        env.execute()
