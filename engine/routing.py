@@ -15,7 +15,8 @@ KEY_CACHE_LIMIT = 100_000
 
 
 class Router:
-    """Routes records over one edge from subtask ``subtask`` of the upstream stage."""
+    """Routes records over one edge from subtask ``subtask`` of the upstream stage;
+    ``route`` takes a chunk (list) of records."""
 
     def __init__(self, name: str, partitioning: Partitioning, subtask: int,
                  up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
@@ -37,25 +38,31 @@ class Router:
         strategy = partitioning.strategy
         chunks = self.chunks
         if strategy == FORWARD:
-            return lambda record: chunks[subtask].append(record)
+            return lambda records: chunks[subtask].extend(records)
         if strategy == BROADCAST:
-            def broadcast(record):
+            def broadcast(records):
                 for chunk in chunks:
-                    chunk.append(record)
+                    chunk.extend(records)
             return broadcast
         if strategy in (REBALANCE, RESCALE):
             targets = _rescale_targets(subtask, up_p, down_p) if strategy == RESCALE \
                 else list(range(down_p))
             position = [subtask % len(targets) if strategy == REBALANCE else 0]
 
-            def round_robin(record):
-                i = position[0]
-                chunks[targets[i]].append(record)
-                position[0] = (i + 1) % len(targets)
+            def round_robin(records):
+                i, n = position[0], len(targets)
+                for record in records:
+                    chunks[targets[i]].append(record)
+                    i = (i + 1) % n
+                position[0] = i
             return round_robin
         if strategy == SHUFFLE:
             rng = random.Random(seed)
-            return lambda record: chunks[rng.randrange(down_p)].append(record)
+
+            def shuffle(records):
+                for record in records:
+                    chunks[rng.randrange(down_p)].append(record)
+            return shuffle
         if strategy == HASH:
             return self._hash_route(partitioning.key_selector.get_key, down_p, max_p)
         if strategy == CUSTOM:
@@ -72,20 +79,22 @@ class Router:
             return compute_operator_index_for_key_group(
                 max_p, down_p, assign_key_group(key, max_p))
 
-        def hash_route(record):
+        def hash_route(records):
+            record = None
             try:
-                key = get_key(record)
+                for record in records:
+                    key = get_key(record)
+                    try:
+                        target = cache[key]
+                    except KeyError:
+                        target = target_of(key)
+                        if len(cache) < KEY_CACHE_LIMIT:
+                            cache[key] = target
+                    except TypeError:  # unhashable key, e.g. a list
+                        target = target_of(key)
+                    chunks[target].append((key, record))
             except Exception as e:
                 raise OperatorError.wrap(f"{name} (key selector)", record, e) from None
-            try:
-                target = cache[key]
-            except KeyError:
-                target = target_of(key)
-                if len(cache) < KEY_CACHE_LIMIT:
-                    cache[key] = target
-            except TypeError:  # unhashable key, e.g. a list
-                target = target_of(key)
-            chunks[target].append((key, record))
         return hash_route
 
     def _custom_route(self, partitioning, down_p):
@@ -94,15 +103,17 @@ class Router:
         name = self.name
         chunks = self.chunks
 
-        def custom_route(record):
-            try:
-                target = partition(get_key(record), down_p)
-            except Exception as e:
-                raise OperatorError.wrap(f"{name} (partitioner)", record, e) from None
-            if not isinstance(target, int) or not 0 <= target < down_p:
-                raise OperatorError(name, f"record {record!r}",
-                                    f"partitioner returned {target!r}, not in [0, {down_p})", "")
-            chunks[target].append(record)
+        def custom_route(records):
+            for record in records:
+                try:
+                    target = partition(get_key(record), down_p)
+                except Exception as e:
+                    raise OperatorError.wrap(f"{name} (partitioner)", record, e) from None
+                if not isinstance(target, int) or not 0 <= target < down_p:
+                    raise OperatorError(name, f"record {record!r}",
+                                        f"partitioner returned {target!r}, not in [0, {down_p})",
+                                        "")
+                chunks[target].append(record)
         return custom_route
 
 

@@ -98,12 +98,12 @@ class StageInstance:
             op.output = self._output_of(node)
         for n in stage.nodes:
             self.operators[n].open()
-        self.entry = {e: self._entry_of(plan.edges[e].dst) for e in stage.in_edges}
+        self.entry = {e: self.operators[plan.edges[e].dst].process_chunk for e in stage.in_edges}
 
     # --- wiring -------------------------------------------------------------------
     def _output_of(self, node) -> Callable:
         plan = self.job.plan
-        targets = [self.operators[n].process for n in node.chained]
+        targets = [self.operators[n].process_chunk for n in node.chained]
         for e in node.out_edges:
             edge = plan.edges[e]
             down = plan.nodes[edge.dst]
@@ -116,26 +116,6 @@ class StageInstance:
                 and not _is_pickled(node.output_type):  # sources emit typed values already
             return _converting(node.name, node.output_type.convert, _fan_out(targets))
         return _fan_out(targets)
-
-    def _entry_of(self, node_id: int) -> Callable:
-        """How records of an incoming chunk enter the head operator."""
-        operator = self.operators[node_id]
-        process = operator.process
-        if self.job.plan.nodes[node_id].keyed:
-            if hasattr(operator, "process_keyed_chunk"):
-                return operator.process_keyed_chunk
-            set_key = self.backend.set_current_key
-
-            def keyed_entry(chunk):
-                for key, record in chunk:
-                    set_key(key)
-                    process(record)
-            return keyed_entry
-
-        def entry(chunk):
-            for record in chunk:
-                process(record)
-        return entry
 
     # --- state --------------------------------------------------------------------
     def _restore_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
@@ -205,22 +185,26 @@ def _fan_out(targets: List[Callable]) -> Callable:
     if len(targets) == 1:
         return targets[0]
     if not targets:
-        return lambda record: None
+        return lambda records: None
 
-    def fan_out(record):
+    def fan_out(records):
         for target in targets:
-            target(record)
+            target(records)
     return fan_out
 
 
 def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
     """Applies the declared output type (e.g. FLOAT rounding, INT range) to each record."""
-    def converting(record):
+    def converting(records):
+        out = []
+        append = out.append
+        record = None
         try:
-            value = convert(record)
+            for record in records:
+                append(convert(record))
         except Exception as e:
             raise OperatorError.wrap(name, record, e) from None
-        emit(value)
+        emit(out)
     return converting
 
 

@@ -19,7 +19,7 @@ from .data_stream import DataStream, _factory
 from .execution_mode import RuntimeExecutionMode
 
 DEFAULT_MAX_PARALLELISM = 128
-DEFAULT_MICRO_BATCH_SIZE = 100_000
+DEFAULT_MICRO_BATCH_SIZE = 500_000
 
 # Configuration keys of this project (the others are Flink's own).
 MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch

@@ -1,12 +1,14 @@
 """The runtime operator interface every chained operator implements."""
 from ..errors import OperatorError
+from .chunks import keyed_records, unkeyed_records
 
 
 class Operator:
-    """Receives records through ``process`` and passes results to ``self.output``.
+    """Receives records a chunk (a list) at a time through ``process_chunk`` and passes
+    result chunks to ``self.output``. A keyed operator receives ``(key, record)`` pairs.
 
-    The task wires ``output`` (the chained operators and the stage's outgoing
-    edges) and calls ``setup`` before ``open``.
+    The task wires ``output`` (the chained operators and the stage's outgoing edges)
+    and calls ``setup`` before ``open``.
     """
 
     def __init__(self):
@@ -21,7 +23,7 @@ class Operator:
     def open(self) -> None:
         pass
 
-    def process(self, record) -> None:
+    def process_chunk(self, records: list) -> None:
         raise NotImplementedError
 
     def end_input(self) -> None:
@@ -32,13 +34,18 @@ class Operator:
 
 
 class UdfOperator(Operator):
-    """An operator around one user function: forwards ``open``/``close`` to it."""
+    """An operator around one user function: forwards ``open``/``close`` to it, and
+    iterates its input with the current key set when the operator is keyed."""
 
     def __init__(self, function):
         super().__init__()
         self.function = function
+        self._records = unkeyed_records
 
     def open(self) -> None:
+        backend = self.task.keyed_backend
+        if backend is not None:
+            self._records = keyed_records(backend)
         try:
             self.function.open(self.task.runtime_context(self.name))
         except OperatorError:

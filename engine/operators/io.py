@@ -1,6 +1,10 @@
 """Source and sink operators: the two ends of a chain."""
+from itertools import islice
+
 from ..errors import OperatorError
 from .base import Operator
+
+SOURCE_CHUNK = 4096  # records a source passes down the chain at a time
 
 
 class SourceOperator(Operator):
@@ -10,13 +14,16 @@ class SourceOperator(Operator):
         super().__init__()
         self.reader = reader
 
-    def process(self, record):
-        self.output(record)
+    def process_chunk(self, records):
+        self.output(records)
 
     def run(self, split_batch) -> None:
-        output = self.output
-        for record in self.reader(split_batch):
-            output(record)
+        records = iter(self.reader(split_batch))
+        while True:
+            chunk = list(islice(records, SOURCE_CHUNK))
+            if not chunk:
+                return
+            self.output(chunk)
 
 
 class SinkWriterOperator(Operator):
@@ -28,18 +35,22 @@ class SinkWriterOperator(Operator):
         super().__init__()
         self.to_item = to_item
         self.items = []
-        if to_item is None:
-            self.process = self.items.append
 
     def take_items(self) -> list:
         """The batch's items so far; starts a new list."""
-        items = self.items[:]
-        self.items.clear()
+        items = self.items
+        self.items = []
         return items
 
-    def process(self, record):
+    def process_chunk(self, records):
+        if self.to_item is None:
+            self.items.extend(records)
+            return
+        to_item = self.to_item
+        append = self.items.append
+        record = None
         try:
-            item = self.to_item(record)
+            for record in records:
+                append(to_item(record))
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
-        self.items.append(item)

@@ -28,13 +28,10 @@ class ReduceOperator(UdfOperator):
             _InternalValueDescriptor(REDUCE_STATE))
         self._emit_each = not self.task.batch_mode
 
-    def process(self, record):
-        self.process_keyed_chunk([(self._backend.get_current_key(), record)])
-
-    def process_keyed_chunk(self, pairs):
+    def process_chunk(self, pairs):
         """Reduces a chunk of (key, record) pairs straight on the state table."""
         table, dirty, reduce = self._table, self._dirty, self._reduce
-        emit = self.output if self._emit_each else None
+        out = [] if self._emit_each else None
         namespace = self._backend.get_current_namespace()
         for key, record in pairs:
             slot = (key, namespace)
@@ -51,11 +48,12 @@ class ReduceOperator(UdfOperator):
             else:
                 table[slot] = accumulated
             dirty.add(slot)
-            if emit is not None:
-                emit(accumulated)
+            if out is not None:
+                out.append(accumulated)
+        if out:
+            self.output(out)
 
     def end_input(self):
         if not self._emit_each:
-            for name, _key, _namespace, value in self._backend.entries():
-                if name == REDUCE_STATE:
-                    self.output(value)
+            self.output([value for name, _key, _namespace, value in self._backend.entries()
+                         if name == REDUCE_STATE])

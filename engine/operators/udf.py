@@ -1,4 +1,8 @@
-"""Operators that call one user function per record: map, flat_map, filter, process."""
+"""Operators that call one user function per record: map, flat_map, filter, process.
+
+Each loops over a whole chunk and passes on one result chunk; a failing call is
+reported with the record it failed on.
+"""
 from ..errors import OperatorError
 from .base import UdfOperator
 
@@ -8,12 +12,36 @@ class MapOperator(UdfOperator):
         super().open()
         self._map = self.function.map
 
-    def process(self, record):
+    def process_chunk(self, records):
+        f = self._map
+        out = []
+        append = out.append
+        record = None
         try:
-            result = self._map(record)
+            for record in self._records(records):
+                append(f(record))
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
-        self.output(result)
+        self.output(out)
+
+
+class FilterOperator(UdfOperator):
+    def open(self):
+        super().open()
+        self._filter = self.function.filter
+
+    def process_chunk(self, records):
+        keep = self._filter
+        out = []
+        append = out.append
+        record = None
+        try:
+            for record in self._records(records):
+                if keep(record):
+                    append(record)
+        except Exception as e:
+            raise OperatorError.wrap(self.name, record, e) from None
+        self.output(out)
 
 
 class _ManyOutputsOperator(UdfOperator):
@@ -22,35 +50,25 @@ class _ManyOutputsOperator(UdfOperator):
     def _call(self, record):
         raise NotImplementedError
 
-    def process(self, record):
+    def process_chunk(self, records):
+        call = self._call
+        out = []
+        extend = out.extend
+        record = None
         try:
-            results = self._call(record)
-            results = () if results is None else list(results)
+            for record in self._records(records):
+                results = call(record)
+                if results is not None:
+                    extend(results)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
-        output = self.output
-        for result in results:
-            output(result)
+        self.output(out)
 
 
 class FlatMapOperator(_ManyOutputsOperator):
     def open(self):
         super().open()
         self._call = self.function.flat_map
-
-
-class FilterOperator(UdfOperator):
-    def open(self):
-        super().open()
-        self._filter = self.function.filter
-
-    def process(self, record):
-        try:
-            keep = self._filter(record)
-        except Exception as e:
-            raise OperatorError.wrap(self.name, record, e) from None
-        if keep:
-            self.output(record)
 
 
 class ProcessOperator(_ManyOutputsOperator):

@@ -23,7 +23,7 @@ class Modulo:
 def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
     router = Router("op", partitioning, subtask, up, down, max_p, seed=7)
     for r in records:
-        router.route(r)
+        router.route([r])
     return dict(router.take_chunks())
 
 
