@@ -60,6 +60,7 @@ class Transformation:
         self.pact = pact
         self.source = source                        # driver side of a source node
         self.publisher_factory = publisher_factory  # driver side of a sink node
+        self.watermark_strategy = None              # of a source; used from event time on
         self.uid: Optional[str] = None
         self.uid_hash: Optional[str] = None
         self.description: Optional[str] = None
@@ -116,10 +117,6 @@ class JobPlan:
     nodes: Dict[int, Node]
     edges: Dict[int, Edge]
     stages: List[Stage]
-
-    def heads_of(self, stage: Stage) -> List[int]:
-        return [n for n in stage.nodes
-                if not any(self.edges[e].src in stage.nodes for e in self.nodes[n].in_edges)]
 
 
 class PlanError(ValueError):

@@ -53,7 +53,7 @@ class CompiledJob:
 
 
 class OperatorTask:
-    """The ``task`` an operator sees: its subtask, keyed state and buffers."""
+    """The ``task`` an operator sees: its subtask, keyed state and contexts."""
 
     def __init__(self, instance: "StageInstance", node):
         self._instance = instance
