@@ -4,6 +4,7 @@ Calls only record transformations (nothing runs until ``execute``); they check
 what can be checked at build time: function kinds, keyed-only operations,
 parallelism settings.
 """
+from functools import partial
 from typing import Callable, List, Optional, Union
 
 from engine import graph
@@ -19,20 +20,6 @@ from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, prin
 
 NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
              "first, e.g. ds.key_by(lambda x: x[0]).{}(...)")
-
-
-def _factory(operator_class, *args) -> Callable:
-    """A picklable zero-argument factory of a runtime operator."""
-    return _OperatorFactory(operator_class, args)
-
-
-class _OperatorFactory:
-    def __init__(self, operator_class, args):
-        self.operator_class = operator_class
-        self.args = args
-
-    def __call__(self):
-        return self.operator_class(*self.args)
 
 
 class DataStream:
@@ -133,18 +120,18 @@ class DataStream:
     def map(self, func: Union[Callable, fn.MapFunction],
             output_type: TypeInformation = None) -> "DataStream":
         """Applies ``func`` to each element: ``ds.map(lambda x: x * 2)``."""
-        return self._operator("Map", _factory(MapOperator, fn.wrap_map(func)), output_type)
+        return self._operator("Map", partial(MapOperator, fn.wrap_map(func)), output_type)
 
     def flat_map(self, func: Union[Callable, fn.FlatMapFunction],
                  output_type: TypeInformation = None) -> "DataStream":
         """Applies ``func`` to each element and emits every element of the iterable it returns
         (or yields)."""
-        return self._operator("FlatMap", _factory(FlatMapOperator, fn.wrap_flat_map(func)),
+        return self._operator("FlatMap", partial(FlatMapOperator, fn.wrap_flat_map(func)),
                               output_type)
 
     def filter(self, func: Union[Callable, fn.FilterFunction]) -> "DataStream":
         """Keeps the elements for which ``func`` returns true."""
-        return self._operator("Filter", _factory(FilterOperator, fn.wrap_filter(func)),
+        return self._operator("Filter", partial(FilterOperator, fn.wrap_filter(func)),
                               self.get_type())
 
     def process(self, func: fn.ProcessFunction,
@@ -152,7 +139,7 @@ class DataStream:
         """Applies a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
         if isinstance(func, fn.KeyedProcessFunction):
             raise TypeError(NOT_KEYED.format("process(KeyedProcessFunction)", "process"))
-        return self._operator("Process", _factory(ProcessOperator, fn.wrap_process(func)),
+        return self._operator("Process", partial(ProcessOperator, fn.wrap_process(func)),
                               output_type)
 
     def project(self, *field_indexes: int) -> "DataStream":
@@ -240,7 +227,7 @@ class DataStream:
     # --- sinks ----------------------------------------------------------------
     def _sink(self, name: str, to_item, publisher_factory: Callable) -> "DataStreamSink":
         t = Transformation("sink", name, [self._transformation],
-                           _factory(SinkWriterOperator, to_item), pact="Data Sink",
+                           partial(SinkWriterOperator, to_item), pact="Data Sink",
                            publisher_factory=publisher_factory)
         self._env._add_sink(t)
         return DataStreamSink(t)
@@ -268,7 +255,7 @@ class DataStream:
         stream_type = self.get_type()
         to_item = None if _is_pickled(stream_type) else stream_type.collected_value
         t = Transformation("sink", "Collect Stream Sink", [self._transformation],
-                           _factory(SinkWriterOperator, to_item), pact="Data Sink",
+                           partial(SinkWriterOperator, to_item), pact="Data Sink",
                            publisher_factory=lambda node: publisher)
         iterator = self._env._execute_collect(t, publisher, job_name)
         if limit is None:
@@ -303,32 +290,32 @@ class KeyedStream(DataStream):
 
     def map(self, func, output_type: TypeInformation = None) -> DataStream:
         """Map with keyed state available through the runtime context."""
-        return self._keyed("Map", _factory(MapOperator, fn.wrap_map(func)), output_type)
+        return self._keyed("Map", partial(MapOperator, fn.wrap_map(func)), output_type)
 
     def flat_map(self, func, output_type: TypeInformation = None) -> DataStream:
         """FlatMap with keyed state available through the runtime context."""
-        return self._keyed("FlatMap", _factory(FlatMapOperator, fn.wrap_flat_map(func)),
+        return self._keyed("FlatMap", partial(FlatMapOperator, fn.wrap_flat_map(func)),
                            output_type)
 
     def filter(self, func) -> DataStream:
         """Filter with keyed state available through the runtime context."""
-        return self._keyed("Filter", _factory(FilterOperator, fn.wrap_filter(func)),
+        return self._keyed("Filter", partial(FilterOperator, fn.wrap_filter(func)),
                            self.get_type())
 
     def process(self, func, output_type: TypeInformation = None) -> DataStream:
         """Applies a KeyedProcessFunction to each element, with keyed state."""
         return self._keyed("KeyedProcess",
-                           _factory(ProcessOperator, fn.wrap_keyed_process(func)), output_type)
+                           partial(ProcessOperator, fn.wrap_keyed_process(func)), output_type)
 
     def reduce(self, func: Union[Callable, fn.ReduceFunction]) -> DataStream:
         """Rolling reduce per key: ``reduce(accumulated, new)``. STREAMING emits every new
         value; BATCH emits each key's final value."""
-        return self._keyed("Reduce", _factory(ReduceOperator, fn.wrap_reduce(func)),
+        return self._keyed("Reduce", partial(ReduceOperator, fn.wrap_reduce(func)),
                            self.get_type())
 
     def _aggregate(self, kind: str, field) -> DataStream:
         return self._keyed("Reduce",
-                           _factory(ReduceOperator, aggregation(kind, field, self.get_type())),
+                           partial(ReduceOperator, aggregation(kind, field, self.get_type())),
                            self.get_type())
 
     def sum(self, position_to_sum: Union[int, str] = 0) -> DataStream:

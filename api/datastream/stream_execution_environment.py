@@ -3,6 +3,7 @@ and executed in. Jobs run on Spark (local mode by default) in micro-batches."""
 import os
 import threading
 import time
+from functools import partial
 from typing import Dict, List, Optional
 
 from engine.graph import Transformation, build_plan, execution_plan_json
@@ -15,7 +16,7 @@ from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
 from api.common.typeinfo import Types, TypeInformation
-from .data_stream import DataStream, _factory
+from .data_stream import DataStream
 from .execution_mode import RuntimeExecutionMode
 
 DEFAULT_MAX_PARALLELISM = 128
@@ -108,7 +109,7 @@ class StreamExecutionEnvironment:
             elements = [_convert_element(type_info, i, e) for i, e in enumerate(elements)]
         source = CollectionSource(elements)
         t = Transformation("source", "Source: Collection Source", [],
-                           _factory(SourceOperator, source.reader),
+                           partial(SourceOperator, source.reader),
                            output_type=type_info or Types.PICKLED_BYTE_ARRAY(), parallelism=1,
                            pact="Data Source", source=source)
         return DataStream(self, t)
@@ -120,7 +121,7 @@ class StreamExecutionEnvironment:
             raise TypeError(f"from_source() does not support {type(source).__name__}")
         engine_source = source.engine_source()
         t = Transformation("source", f"Source: {source_name}", [],
-                           _factory(SourceOperator, engine_source.reader),
+                           partial(SourceOperator, engine_source.reader),
                            output_type=type_info or source.get_produced_type(),
                            pact="Data Source", source=engine_source)
         t.watermark_strategy = watermark_strategy
