@@ -7,6 +7,7 @@ Rows) or a name (Rows); a plain value is its own field 0.
 """
 from typing import Union
 
+from api.common.typeinfo import TupleTypeInfo
 from api.common.types import Row
 from .functions import ReduceFunction
 
@@ -64,7 +65,7 @@ def aggregation(kind: str, field: Union[int, str], input_type=None) -> Aggregati
     if not isinstance(field, (int, str)) or isinstance(field, bool):
         raise TypeError(f"{kind}() takes a field position (int) or name (str), got {field!r}")
     names = getattr(input_type, "get_field_names", None)
-    if isinstance(field, str) and type(input_type).__name__ == "TupleTypeInfo":
+    if isinstance(field, str) and isinstance(input_type, TupleTypeInfo):
         raise TypeError(f"{kind}({field!r}): a tuple stream has no named fields; use a position")
     if isinstance(field, str) and names is not None and field not in names():
         raise ValueError(f"{kind}({field!r}): no such field in {input_type}")

@@ -5,7 +5,7 @@ what can be checked at build time: function kinds, keyed-only operations,
 parallelism settings.
 """
 from functools import partial
-from typing import Callable, List, Optional, Union
+from typing import Callable, Optional, Union
 
 from engine import graph
 from engine.graph import Partitioning, Transformation
@@ -13,7 +13,7 @@ from engine.operators.io import SinkWriterOperator
 from engine.operators.keyed import ReduceOperator
 from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
-from api.common.typeinfo import PickledBytesTypeInfo, Types, TypeInformation
+from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
 from . import functions as fn
 from .aggregations import aggregation
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
@@ -111,9 +111,9 @@ class DataStream:
         return t
 
     # --- transformations ------------------------------------------------------
-    def _operator(self, name: str, factory: Callable, output_type=None, keyed=False,
-                  inputs: Optional[List[Transformation]] = None) -> "DataStream":
-        t = Transformation("operator", name, inputs or [self._transformation], factory,
+    def _operator(self, name: str, factory: Callable, output_type=None,
+                  keyed=False) -> "DataStream":
+        t = Transformation("operator", name, [self._transformation], factory,
                            output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
         return DataStream(self._env, t)
 
@@ -138,18 +138,18 @@ class DataStream:
                 output_type: TypeInformation = None) -> "DataStream":
         """Applies a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
         if isinstance(func, fn.KeyedProcessFunction):
-            raise TypeError(NOT_KEYED.format("process(KeyedProcessFunction)", "process"))
+            raise TypeError("process() with a KeyedProcessFunction needs a KeyedStream: call "
+                            "key_by(...) first, e.g. ds.key_by(lambda x: x[0]).process(...)")
         return self._operator("Process", partial(ProcessOperator, fn.wrap_process(func)),
                               output_type)
 
     def project(self, *field_indexes: int) -> "DataStream":
         """Keeps the given fields of a tuple stream (typed with ``Types.TUPLE``)."""
         input_type = self.get_type()
-        field_types = getattr(input_type, "get_field_types", None)
-        if field_types is None or type(input_type).__name__ != "TupleTypeInfo":
+        if not isinstance(input_type, TupleTypeInfo):
             raise TypeError("project() needs a stream of tuples typed with Types.TUPLE([...]), "
                             f"got {input_type}")
-        types = field_types()
+        types = input_type.get_field_types()
         for i in field_indexes:
             if not 0 <= i < len(types):
                 raise IndexError(f"project(): field {i} does not exist in {input_type}")

@@ -175,3 +175,14 @@ def test_a_record_that_cannot_cross_a_shuffle_is_named(env_factory):
                        match=r"Operator 'locker' failed on record \(2, <unlocked _thread.lock"
                              r".*cannot be pickled to reach the next stage"):
         env.execute()
+
+
+def test_keyed_process_function_on_a_plain_stream_fails_at_build_time():
+    from api.datastream import KeyedProcessFunction
+
+    class PerKey(KeyedProcessFunction):
+        def process_element(self, value, ctx):
+            yield value
+
+    with pytest.raises(TypeError, match="needs a KeyedStream: call key_by"):
+        make_env("local").from_collection([1]).process(PerKey())
