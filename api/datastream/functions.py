@@ -221,45 +221,47 @@ class SinkFunction(Function):
 # --- wrapping plain callables -------------------------------------------------------
 
 class _CallableFunction(Function):
-    """Base for the wrappers of plain callables: keeps the callable as ``func``."""
+    """Base for the wrappers of plain callables: the callable itself becomes the
+    instance's ``method``, so calling it costs no extra Python frame."""
+    method = ""
 
     def __init__(self, func: Callable):
-        self.func = func
+        setattr(self, self.method, func)
 
 
 class _MapCallable(_CallableFunction, MapFunction):
-    def map(self, value):
-        return self.func(value)
+    method = "map"
+    map = None  # the callable, set per instance
 
 
 class _FlatMapCallable(_CallableFunction, FlatMapFunction):
-    def flat_map(self, value):
-        return self.func(value)
+    method = "flat_map"
+    flat_map = None  # the callable, set per instance
 
 
 class _FilterCallable(_CallableFunction, FilterFunction):
-    def filter(self, value):
-        return self.func(value)
+    method = "filter"
+    filter = None  # the callable, set per instance
 
 
 class _ReduceCallable(_CallableFunction, ReduceFunction):
-    def reduce(self, value1, value2):
-        return self.func(value1, value2)
+    method = "reduce"
+    reduce = None  # the callable, set per instance
 
 
 class _KeySelectorCallable(_CallableFunction, KeySelector):
-    def get_key(self, value):
-        return self.func(value)
+    method = "get_key"
+    get_key = None  # the callable, set per instance
 
 
 class _PartitionerCallable(_CallableFunction, Partitioner):
-    def partition(self, key, num_partitions):
-        return self.func(key, num_partitions)
+    method = "partition"
+    partition = None  # the callable, set per instance
 
 
 class _ProcessCallable(_CallableFunction, ProcessFunction):
-    def process_element(self, value, ctx):
-        return self.func(value, ctx)
+    method = "process_element"
+    process_element = None  # the callable, set per instance
 
 
 def _wrap(func, interface: type, wrapper: type, operation: str):
