@@ -1,0 +1,259 @@
+"""Timers of one keyed operator instance (Flink's InternalTimerService), as keyed state.
+
+A timer is ``(key, namespace, timestamp)`` in one of two domains, event time
+and processing time. Registering a timer that exists keeps one; deleting one
+that does not exist does nothing. Timers live in the operator's keyed state
+backend as entries of an internal value table per domain (slot
+``(key, (namespace, timestamp))`` -> ``True``), so ``write_version`` and
+``restore`` carry them with the rest of the key's state and a restore into
+another key-group range brings exactly that range's timers. An in-memory
+index per domain orders them for firing; it is rebuilt from the tables when
+the service is constructed (e.g. right after ``restore``).
+
+    timers = InternalTimerService(backend)
+    timers.register(EVENT_TIME, "a", VOID_NAMESPACE, 10)
+    for key, namespace, timestamp in timers.fire(EVENT_TIME, watermark):
+        backend.set_current_key(key)
+        user_function.on_timer(timestamp, ...)   # may register or delete timers
+
+Order of firing: by timestamp, then (ties) by key, then by namespace, each
+compared through a history-independent order token (see ``order_token``), so
+the order is the same whether or not the state was restored in between.
+
+No Spark, no I/O: state only through the backend's ``value_table``.
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterator, List, NamedTuple, Optional, Tuple
+
+from sortedcontainers import SortedList
+
+__all__ = ["EVENT_TIME", "PROCESSING_TIME", "DOMAINS", "Timer", "InternalTimerService",
+           "order_token"]
+
+EVENT_TIME = "event_time"
+PROCESSING_TIME = "processing_time"
+DOMAINS = (EVENT_TIME, PROCESSING_TIME)
+
+_TABLE_SUFFIX = {EVENT_TIME: "event", PROCESSING_TIME: "processing"}
+
+
+class Timer(NamedTuple):
+    """A due timer handed to the caller, who sets the current key before ``on_timer``."""
+
+    key: Hashable
+    namespace: Hashable
+    timestamp: int
+
+
+class _TimerTableDescriptor:
+    """The internal value-state descriptor of a timer table (duck-types ValueStateDescriptor)."""
+
+    state_kind = "value"
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def get_name(self) -> str:
+        return self._name
+
+
+# -- tie order ---------------------------------------------------------------------
+
+_NONE, _NUMBER, _STR, _BYTES, _TUPLE, _FROZENSET, _ORDERED, _OTHER = range(8)
+
+
+def order_token(value: Any) -> tuple:
+    """A totally ordered stand-in for a key or namespace, for breaking timestamp ties.
+
+    Equal values (``1 == 1.0 == True``, a tuple and a namedtuple with the same
+    fields) get equal tokens. Numbers, strings and bytes order naturally within
+    their kind; tuples element by element; objects of a class with its own
+    ``__lt__`` (e.g. windows) by that, within the class; anything else by
+    ``repr``. Kinds order as: None, numbers, str, bytes, tuples, frozensets,
+    ordered objects (by class name), other objects (by class name, then repr).
+    """
+    if isinstance(value, str):
+        return (_STR, value)
+    if isinstance(value, (int, float)):
+        if value != value:  # NaN
+            return (_OTHER, "float", "nan")
+        return (_NUMBER, value)
+    if value is None:
+        return (_NONE,)
+    if isinstance(value, (bytes, bytearray)):
+        return (_BYTES, bytes(value))
+    if isinstance(value, tuple):
+        return (_TUPLE, tuple(order_token(item) for item in value))
+    if isinstance(value, frozenset):
+        return (_FROZENSET, tuple(sorted(order_token(item) for item in value)))
+    cls = type(value)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if cls.__lt__ is not object.__lt__:
+        return (_ORDERED, name, _Natural(value))
+    return (_OTHER, name, repr(value))
+
+
+class _Natural:
+    """Wraps a value of a class with its own ordering; equal-by-``<`` compares equal."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __lt__(self, other: "_Natural") -> bool:
+        return bool(self.value < other.value)
+
+    def __eq__(self, other) -> bool:
+        return not (self.value < other.value or other.value < self.value)
+
+    def __le__(self, other: "_Natural") -> bool:
+        return not other.value < self.value
+
+    def __gt__(self, other: "_Natural") -> bool:
+        return bool(other.value < self.value)
+
+    def __ge__(self, other: "_Natural") -> bool:
+        return not self.value < other.value
+
+    __hash__ = None
+
+
+def _unknown_domain(domain) -> ValueError:
+    return ValueError(f"unknown time domain {domain!r}; expected one of {DOMAINS}")
+
+
+# An index entry: (timestamp, key token, namespace token, sequence number, key, namespace).
+# The sequence number is unique, so the key and namespace themselves are never compared;
+# it decides only between distinct timers whose tokens are equal (e.g. equal reprs).
+_Entry = Tuple[Any, tuple, tuple, int, Hashable, Hashable]
+
+
+class InternalTimerService:
+    """Event-time and processing-time timers of one keyed operator instance.
+
+    ``backend`` is the operator's keyed state backend (anything with
+    ``value_table(descriptor) -> (table, dirty)``, e.g. HashMapKeyedStateBackend).
+    ``name`` names the state tables ``_<name>_event`` and ``_<name>_processing``,
+    so one operator could keep separate timer services. Build the service once
+    per backend instance, after the backend is restored: the index is built from
+    the backend's tables here and kept in step with them afterwards, so the
+    tables must not be changed behind the service's back.
+    """
+
+    def __init__(self, backend, name: str = "timers"):
+        self.name = name
+        self._tables = {}
+        self._dirty = {}
+        self._index = {}
+        self._entries = {}
+        self._sequence = 0
+        for domain in DOMAINS:
+            descriptor = _TimerTableDescriptor(f"_{name}_{_TABLE_SUFFIX[domain]}")
+            table, dirty = backend.value_table(descriptor)
+            self._tables[domain] = table
+            self._dirty[domain] = dirty
+            entries = self._entries[domain] = {}
+            for slot in table:
+                key, (namespace, timestamp) = slot
+                entries[slot] = self._entry(key, namespace, timestamp)
+            self._index[domain] = SortedList(entries.values())
+
+    def _entry(self, key, namespace, timestamp) -> _Entry:
+        self._sequence += 1
+        return (timestamp, order_token(key), order_token(namespace), self._sequence,
+                key, namespace)
+
+    # -- registration ----------------------------------------------------------------
+
+    def register(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> None:
+        """Adds the timer, unless ``(key, namespace, timestamp)`` is already set in ``domain``.
+
+        A timer whose time has already passed fires at the next ``fire`` of the
+        domain (or later in the current one, if one is in progress).
+        """
+        if timestamp != timestamp or timestamp is None:
+            raise ValueError(f"timer timestamp must be a number, got {timestamp!r}")
+        slot = (key, (namespace, timestamp))
+        table = self._table(domain)
+        if slot in table:
+            return
+        table[slot] = True
+        self._dirty[domain].add(slot)
+        entry = self._entry(key, namespace, timestamp)
+        self._entries[domain][slot] = entry
+        self._index[domain].add(entry)
+
+    def delete(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> None:
+        """Removes the timer if it is set; a due timer deleted during ``fire`` never fires."""
+        slot = (key, (namespace, timestamp))
+        table = self._table(domain)
+        if table.pop(slot, None) is None:
+            return
+        self._dirty[domain].add(slot)
+        self._index[domain].remove(self._entries[domain].pop(slot))
+
+    def _table(self, domain: str):
+        table = self._tables.get(domain)
+        if table is None:
+            raise _unknown_domain(domain)
+        return table
+
+    def _index_of(self, domain: str) -> SortedList:
+        index = self._index.get(domain)
+        if index is None:
+            raise _unknown_domain(domain)
+        return index
+
+    # -- firing ----------------------------------------------------------------------
+
+    def pop_due(self, domain: str, time) -> Optional[Timer]:
+        """Removes and returns the first timer with ``timestamp <= time``, or None."""
+        index = self._index_of(domain)
+        if not index or index[0][0] > time:
+            return None
+        timestamp, _, _, _, key, namespace = index.pop(0)
+        slot = (key, (namespace, timestamp))
+        del self._tables[domain][slot]
+        del self._entries[domain][slot]
+        self._dirty[domain].add(slot)
+        return Timer(key, namespace, timestamp)
+
+    def fire(self, domain: str, time) -> Iterator[Timer]:
+        """Yields, and removes before yielding, every timer with ``timestamp <= time``.
+
+        Order: timestamp, then key, then namespace (see ``order_token``). The
+        generator looks at the timers afresh before each step, so timers the
+        caller registers between steps fire in the same pass when due (and in
+        order), and timers it deletes do not fire.
+        """
+        while True:
+            timer = self.pop_due(domain, time)
+            if timer is None:
+                return
+            yield timer
+
+    # -- queries ---------------------------------------------------------------------
+
+    def next_time(self, domain: str) -> Optional[int]:
+        """The earliest timer's timestamp in ``domain``, or None without timers."""
+        index = self._index_of(domain)
+        return index[0][0] if index else None
+
+    def count(self, domain: Optional[str] = None) -> int:
+        """Number of timers in ``domain``, or in both domains if None."""
+        if domain is None:
+            return sum(len(table) for table in self._tables.values())
+        return len(self._table(domain))
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def contains(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> bool:
+        return (key, (namespace, timestamp)) in self._table(domain)
+
+    def pending(self, domain: str) -> List[Tuple[Any, Hashable, Hashable]]:
+        """All timers of ``domain`` as ``(timestamp, key, namespace)``, in firing order."""
+        index = self._index_of(domain)
+        return [(entry[0], entry[4], entry[5]) for entry in index]
