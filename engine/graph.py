@@ -60,7 +60,8 @@ class Transformation:
         self.pact = pact
         self.source = source                        # driver side of a source node
         self.publisher_factory = publisher_factory  # driver side of a sink node
-        self.watermark_strategy = None              # of a source; used from event time on
+        self.watermark_strategy = None              # of a Timestamps/Watermarks node
+        self.uses_time = False                      # reads or assigns timestamps, or timers
         self.uid: Optional[str] = None
         self.uid_hash: Optional[str] = None
         self.description: Optional[str] = None
@@ -117,6 +118,7 @@ class JobPlan:
     nodes: Dict[int, Node]
     edges: Dict[int, Edge]
     stages: List[Stage]
+    timed: bool = False  # records carry timestamps (some operator uses time)
 
 
 class PlanError(ValueError):
@@ -202,7 +204,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
         for e in node.in_edges:
             if not chainable(edges[e]):
                 nodes[edges[e].src].out_edges.append(e)
-    return JobPlan(nodes, edges, stages)
+    return JobPlan(nodes, edges, stages, timed=any(t.uses_time for t in transformations))
 
 
 def execution_plan_json(plan: JobPlan) -> str:

@@ -20,8 +20,9 @@ class Router:
 
     def __init__(self, name: str, partitioning: Partitioning, subtask: int,
                  up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
-                 seed: int):
+                 seed: int, timed: bool = False):
         self.name = name
+        self.timed = timed  # elements are (timestamp, value): keys come from the value
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
         self.route: Callable = self._make_route(
             partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
@@ -64,7 +65,7 @@ class Router:
                     chunks[rng.randrange(down_p)].append(record)
             return shuffle
         if strategy == HASH:
-            return self._hash_route(partitioning.key_selector.get_key, down_p, max_p)
+            return self._hash_route(self._key_of(partitioning), down_p, max_p)
         if strategy == CUSTOM:
             return self._custom_route(partitioning, down_p)
         raise ValueError(f"unknown ship strategy {strategy}")
@@ -97,8 +98,12 @@ class Router:
                 raise OperatorError.wrap(f"{name} (key selector)", record, e) from None
         return hash_route
 
-    def _custom_route(self, partitioning, down_p):
+    def _key_of(self, partitioning) -> Callable:
         get_key = partitioning.key_selector.get_key
+        return (lambda element: get_key(element[1])) if self.timed else get_key
+
+    def _custom_route(self, partitioning, down_p):
+        get_key = self._key_of(partitioning)
         partition = partitioning.partitioner.partition
         name = self.name
         chunks = self.chunks

@@ -88,15 +88,17 @@ class TimerService:
 class ProcessContext:
     """The ``ctx`` of ``process_element``; ``get_current_key`` on keyed streams."""
 
-    def __init__(self, timer_service: TimerService, keyed_backend):
+    def __init__(self, timer_service: TimerService, keyed_backend, cursor):
         self._timer_service = timer_service
         self._backend = keyed_backend
+        self._cursor = cursor  # knows the timestamp of the record being processed
 
     def timer_service(self) -> TimerService:
         return self._timer_service
 
     def timestamp(self):
-        return None
+        """The event timestamp of the record being processed, or None if it has none."""
+        return self._cursor.timestamp
 
     def get_current_key(self):
         if self._backend is None:

@@ -59,6 +59,7 @@ class OperatorTask:
         self._instance = instance
         self._node = node
         self.keyed_backend = instance.backend if node.keyed else None
+        self.timed = instance.job.plan.timed
 
     @property
     def batch_mode(self) -> bool:
@@ -70,8 +71,8 @@ class OperatorTask:
             name, inst.partition, inst.stage.parallelism, self._node.max_parallelism, 0,
             inst.batch.job_parameters, self.keyed_backend)
 
-    def process_context(self) -> ProcessContext:
-        return ProcessContext(TimerService(self._instance), self.keyed_backend)
+    def process_context(self, cursor) -> ProcessContext:
+        return ProcessContext(TimerService(self._instance), self.keyed_backend, cursor)
 
 
 class StageInstance:
@@ -109,12 +110,13 @@ class StageInstance:
             down = plan.nodes[edge.dst]
             router = Router(node.name, edge.partitioning, self.partition,
                             node.parallelism, down.parallelism, down.max_parallelism,
-                            seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()))
+                            seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()),
+                            timed=plan.timed)
             self.routers[e] = router
             targets.append(router.route)
         if node.pact != "Data Source" and node.output_type is not None \
                 and not _is_pickled(node.output_type):  # sources emit typed values already
-            return _converting(node.name, node.output_type.convert, _fan_out(targets))
+            return _converting(node.name, node.output_type.convert, _fan_out(targets), plan.timed)
         return _fan_out(targets)
 
     # --- state --------------------------------------------------------------------
@@ -193,8 +195,12 @@ def _fan_out(targets: List[Callable]) -> Callable:
     return fan_out
 
 
-def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
+def _converting(name: str, convert: Callable, emit: Callable, timed: bool) -> Callable:
     """Applies the declared output type (e.g. FLOAT rounding, INT range) to each record."""
+    if timed:
+        convert_value = convert
+        convert = lambda element: (element[0], convert_value(element[1]))  # noqa: E731
+
     def converting(records):
         out = []
         append = out.append

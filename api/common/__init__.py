@@ -6,8 +6,8 @@ from .types import Row, RowKind
 from .execution_config import ExecutionConfig
 from .job_client import CompletableFuture, JobClient, JobStatus
 from .job_execution_result import JobExecutionResult, JobID
-from .watermark_strategy import WatermarkStrategy
+from .watermark_strategy import TimestampAssigner, WatermarkStrategy
 
 __all__ = ['Configuration', 'Duration', 'Instant', 'Time', 'TypeInformation', 'Types', 'Row',
            'RowKind', 'ExecutionConfig', 'CompletableFuture', 'JobClient', 'JobStatus',
-           'JobExecutionResult', 'JobID', 'WatermarkStrategy']
+           'JobExecutionResult', 'JobID', 'TimestampAssigner', 'WatermarkStrategy']

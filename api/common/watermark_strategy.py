@@ -3,9 +3,20 @@
 Recorded on the source; event-time processing (timestamps, watermarks, timers)
 uses it from the event-time release on.
 """
+import copy
+from abc import ABC, abstractmethod
 from typing import Optional
 
 from .time import Duration
+
+
+class TimestampAssigner(ABC):
+    """Extracts the event timestamp (epoch milliseconds) of a record."""
+
+    @abstractmethod
+    def extract_timestamp(self, value, record_timestamp: int) -> int:
+        """Returns the timestamp of ``value``; ``record_timestamp`` is its previous one
+        (None if it had none)."""
 
 
 class WatermarkStrategy:
@@ -32,12 +43,26 @@ class WatermarkStrategy:
         """Watermark = max timestamp - max_out_of_orderness - 1."""
         return WatermarkStrategy("bounded", max_out_of_orderness)
 
-    def with_timestamp_assigner(self, timestamp_assigner) -> "WatermarkStrategy":
-        """Sets the TimestampAssigner that extracts each record's event time."""
-        self._timestamp_assigner = timestamp_assigner
-        return self
+    def with_timestamp_assigner(self, timestamp_assigner: TimestampAssigner
+                                ) -> "WatermarkStrategy":
+        """A copy of this strategy whose TimestampAssigner extracts each record's time."""
+        if not isinstance(timestamp_assigner, TimestampAssigner):
+            raise TypeError("with_timestamp_assigner() expects a TimestampAssigner, got "
+                            f"{type(timestamp_assigner).__name__}")
+        strategy = copy.copy(self)
+        strategy._timestamp_assigner = timestamp_assigner
+        return strategy
 
     def with_idleness(self, idle_timeout: Duration) -> "WatermarkStrategy":
-        """Marks a source idle after ``idle_timeout`` without records."""
-        self._idleness = idle_timeout
-        return self
+        """A copy of this strategy that marks a split idle after ``idle_timeout`` of
+        processing time without records, so it stops holding the watermark back."""
+        strategy = copy.copy(self)
+        strategy._idleness = idle_timeout
+        return strategy
+
+    def get_timestamp_assigner(self) -> Optional[TimestampAssigner]:
+        return self._timestamp_assigner
+
+    def is_no_watermarks(self) -> bool:
+        """True for ``no_watermarks()`` without a timestamp assigner: nothing to do."""
+        return self._kind == "no_watermarks" and self._timestamp_assigner is None

@@ -11,9 +11,11 @@ from engine import graph
 from engine.graph import Partitioning, Transformation
 from engine.operators.io import SinkWriterOperator
 from engine.operators.keyed import ReduceOperator
+from engine.operators.timestamps import TimestampsOperator
 from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
+from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from . import functions as fn
 from .aggregations import aggregation
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
@@ -156,6 +158,12 @@ class DataStream:
         indexes = tuple(field_indexes)
         return self.map(_Projection(indexes), Types.TUPLE([types[i] for i in indexes]))
 
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy
+                                         ) -> "DataStream":
+        """Stamps each record with its event time (the strategy's TimestampAssigner, or the
+        record's own timestamp) and generates watermarks per parallel instance."""
+        return _with_timestamps(self, watermark_strategy)
+
     def key_by(self, key_selector: Union[Callable, fn.KeySelector],
                key_type: TypeInformation = None) -> "KeyedStream":
         """Partitions the stream by the key ``key_selector`` returns; keyed state and keyed
@@ -264,6 +272,26 @@ class DataStream:
             return [x for _, x in zip(range(limit), iterator)]
 
 
+class _RecordTimestampAssigner(TimestampAssigner):
+    """Keeps the timestamp a record already has (a strategy without an assigner)."""
+
+    def extract_timestamp(self, value, record_timestamp):
+        return record_timestamp
+
+
+def _with_timestamps(stream: DataStream, strategy: WatermarkStrategy) -> DataStream:
+    """The "Timestamps/Watermarks" operator after ``stream``; the driver makes watermarks
+    from the largest timestamps it sees in each parallel instance."""
+    if not isinstance(strategy, WatermarkStrategy):
+        raise TypeError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
+    assigner = strategy.get_timestamp_assigner() or _RecordTimestampAssigner()
+    timestamped = stream._operator("Timestamps/Watermarks",
+                                   partial(TimestampsOperator, assigner), stream.get_type())
+    timestamped._transformation.watermark_strategy = strategy
+    timestamped._transformation.uses_time = True
+    return timestamped
+
+
 def _is_pickled(type_info) -> bool:
     return type_info is None or isinstance(type_info, PickledBytesTypeInfo)
 
@@ -304,8 +332,10 @@ class KeyedStream(DataStream):
 
     def process(self, func, output_type: TypeInformation = None) -> DataStream:
         """Applies a KeyedProcessFunction to each element, with keyed state."""
-        return self._keyed("KeyedProcess",
-                           partial(ProcessOperator, fn.wrap_keyed_process(func)), output_type)
+        stream = self._keyed("KeyedProcess",
+                             partial(ProcessOperator, fn.wrap_keyed_process(func)), output_type)
+        stream._transformation.uses_time = True  # timers and timestamps
+        return stream
 
     def reduce(self, func: Union[Callable, fn.ReduceFunction]) -> DataStream:
         """Rolling reduce per key: ``reduce(accumulated, new)``. STREAMING emits every new

@@ -124,8 +124,10 @@ class StreamExecutionEnvironment:
                            partial(SourceOperator, engine_source.reader),
                            output_type=type_info or source.get_produced_type(),
                            pact="Data Source", source=engine_source)
-        t.watermark_strategy = watermark_strategy
-        return DataStream(self, t)
+        stream = DataStream(self, t)
+        if watermark_strategy is None or watermark_strategy.is_no_watermarks():
+            return stream
+        return stream.assign_timestamps_and_watermarks(watermark_strategy)
 
     # --- execution ------------------------------------------------------------
     def _add_sink(self, sink: Transformation) -> None:

@@ -1,6 +1,6 @@
 """The runtime operator interface every chained operator implements."""
 from ..errors import OperatorError
-from .chunks import keyed_records, unkeyed_records
+from .chunks import Cursor
 
 
 class Operator:
@@ -15,10 +15,12 @@ class Operator:
         self.name = ""
         self.output = None
         self.task = None
+        self.cursor: Cursor = None
 
     def setup(self, name: str, task) -> None:
         self.name = name
         self.task = task
+        self.cursor = Cursor(task.timed, task.keyed_backend)
 
     def open(self) -> None:
         pass
@@ -34,18 +36,13 @@ class Operator:
 
 
 class UdfOperator(Operator):
-    """An operator around one user function: forwards ``open``/``close`` to it, and
-    iterates its input with the current key set when the operator is keyed."""
+    """An operator around one user function: forwards ``open``/``close`` to it."""
 
     def __init__(self, function):
         super().__init__()
         self.function = function
-        self._records = unkeyed_records
 
     def open(self) -> None:
-        backend = self.task.keyed_backend
-        if backend is not None:
-            self._records = keyed_records(backend)
         try:
             self.function.open(self.task.runtime_context(self.name))
         except OperatorError:

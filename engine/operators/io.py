@@ -8,7 +8,10 @@ SOURCE_CHUNK = 4096  # records a source passes down the chain at a time
 
 
 class SourceOperator(Operator):
-    """Emits the records of this subtask's split range for the batch, read by ``reader``."""
+    """Emits the records of this subtask's split range for the batch, read by ``reader``.
+
+    In a timed job records leave as ``(None, value)``: a source's timestamp assigner
+    is a TimestampsOperator chained after it."""
 
     def __init__(self, reader):
         super().__init__()
@@ -19,11 +22,12 @@ class SourceOperator(Operator):
 
     def run(self, split_batch) -> None:
         records = iter(self.reader(split_batch))
+        timed = self.task.timed
         while True:
             chunk = list(islice(records, SOURCE_CHUNK))
             if not chunk:
                 return
-            self.output(chunk)
+            self.output([(None, value) for value in chunk] if timed else chunk)
 
 
 class SinkWriterOperator(Operator):
@@ -43,6 +47,7 @@ class SinkWriterOperator(Operator):
         return items
 
     def process_chunk(self, records):
+        records = self.cursor.records(records)  # sinks see values, not timestamps
         if self.to_item is None:
             self.items.extend(records)
             return

@@ -30,11 +30,11 @@ class ReduceOperator(UdfOperator):
 
     def process_chunk(self, pairs):
         """Reduces a chunk of (key, record) pairs straight on the state table."""
-        table, dirty, reduce = self._table, self._dirty, self._reduce
-        out = [] if self._emit_each else None
-        namespace = self._backend.get_current_namespace()
-        for key, record in pairs:
-            slot = (key, namespace)
+        table, dirty, reduce, backend = self._table, self._dirty, self._reduce, self._backend
+        out = []
+        emit = self.cursor.collector(out) if self._emit_each else None
+        for record in self.cursor.records(pairs):
+            slot = backend.current_slot
             accumulated = table.get(slot)
             if accumulated is None:
                 accumulated = record
@@ -48,12 +48,17 @@ class ReduceOperator(UdfOperator):
             else:
                 table[slot] = accumulated
             dirty.add(slot)
-            if out is not None:
-                out.append(accumulated)
+            if emit is not None:
+                emit(accumulated)
         if out:
             self.output(out)
 
     def end_input(self):
         if not self._emit_each:
-            self.output([value for name, _key, _namespace, value in self._backend.entries()
-                         if name == REDUCE_STATE])
+            self.cursor.timestamp = None
+            out = []
+            emit = self.cursor.collector(out)
+            for name, _key, _namespace, value in self._backend.entries():
+                if name == REDUCE_STATE:
+                    emit(value)
+            self.output(out)

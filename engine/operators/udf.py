@@ -15,11 +15,11 @@ class MapOperator(UdfOperator):
     def process_chunk(self, records):
         f = self._map
         out = []
-        append = out.append
+        emit = self.cursor.collector(out)
         record = None
         try:
-            for record in self._records(records):
-                append(f(record))
+            for record in self.cursor.records(records):
+                emit(f(record))
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self.output(out)
@@ -33,12 +33,12 @@ class FilterOperator(UdfOperator):
     def process_chunk(self, records):
         keep = self._filter
         out = []
-        append = out.append
+        emit = self.cursor.collector(out)
         record = None
         try:
-            for record in self._records(records):
+            for record in self.cursor.records(records):
                 if keep(record):
-                    append(record)
+                    emit(record)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self.output(out)
@@ -53,13 +53,14 @@ class _ManyOutputsOperator(UdfOperator):
     def process_chunk(self, records):
         call = self._call
         out = []
-        extend = out.extend
+        emit = self.cursor.collector(out)
         record = None
         try:
-            for record in self._records(records):
+            for record in self.cursor.records(records):
                 results = call(record)
                 if results is not None:
-                    extend(results)
+                    for result in results:
+                        emit(result)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self.output(out)
@@ -77,5 +78,5 @@ class ProcessOperator(_ManyOutputsOperator):
     def open(self):
         super().open()
         process_element = self.function.process_element
-        ctx = self.task.process_context()
+        ctx = self.task.process_context(self.cursor)
         self._call = lambda record: process_element(record, ctx)
