@@ -136,7 +136,7 @@ class _Input:
         # countdown at the following quiet check instead, which only delays
         # idleness by one emit interval - one whole batch here, so we don't.
         timeout = self.spec.idle_timeout_ms
-        if self.active_since_check or self.last_activity_ms is None:
+        if self.active_since_check:
             self.active_since_check = False
             self.last_activity_ms = now_ms
             self.idle = False
