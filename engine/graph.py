@@ -60,7 +60,7 @@ class Transformation:
         self.pact = pact
         self.source = source                        # driver side of a source node
         self.publisher_factory = publisher_factory  # driver side of a sink node
-        self.watermark_strategy = None              # of a Timestamps/Watermarks node
+        self.watermark_spec = None                  # of a Timestamps/Watermarks node
         self.uses_time = False                      # reads or assigns timestamps, or timers
         self.uid: Optional[str] = None
         self.uid_hash: Optional[str] = None
@@ -97,6 +97,7 @@ class Node:
     keyed: bool
     operator_factory: Callable
     output_type: object
+    watermark_spec: object = None  # generates watermarks (assign_timestamps_and_watermarks)
     stage: int = -1
     chained: List[int] = field(default_factory=list)   # downstream nodes in the same stage
     out_edges: List[int] = field(default_factory=list)  # edges leaving the stage
@@ -157,7 +158,8 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
             id=t.id, name=t.name, uid=t.uid or f"{t.name}-{t.id}", pact=t.pact,
             parallelism=t.parallelism or default_parallelism,
             max_parallelism=t.max_parallelism or default_max_parallelism,
-            keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type)
+            keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type,
+            watermark_spec=t.watermark_spec)
     edges: Dict[int, Edge] = {}
     for t in transformations:
         for src, partitioning in _resolve_inputs(t):

@@ -4,7 +4,10 @@ These implement the interfaces of ``api.datastream.functions`` by duck typing
 (the engine does not import the API).
 """
 
-MIN_WATERMARK = -(2 ** 63)
+from enum import Enum
+
+from .time.timers import EVENT_TIME, PROCESSING_TIME
+from .time.watermarks import MIN_WATERMARK
 
 KEYED_STATE_ONLY = ("Keyed state can only be used on a 'keyed stream', i.e., after a "
                     "'key_by()' operation. Operator: '{}'")
@@ -66,41 +69,76 @@ class StreamingRuntimeContext:
         return self._keyed().get_aggregating_state(state_descriptor)
 
 
-class TimerService:
-    """Time queries for process functions. Timers come with event-time support."""
+class TimeDomain(Enum):
+    """The time domain of a firing timer (``ctx.time_domain()`` in ``on_timer``)."""
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
 
-    def __init__(self, clock):
-        self._clock = clock  # anything with a ``processing_time`` attribute, set per batch
+
+TIMERS_NEED_KEYS = "Setting timers is only supported on a keyed stream (after key_by())."
+
+
+class TimerService:
+    """Time and timers for process functions.
+
+    ``clock`` (the task) has the batch's ``processing_time`` and the operator's
+    ``current_watermark``; ``timers`` is the keyed operator's InternalTimerService
+    (None on a non-keyed stream, where timers cannot be set).
+    """
+
+    def __init__(self, clock, timers=None, backend=None):
+        self._clock = clock
+        self._timers = timers
+        self._backend = backend
 
     def current_processing_time(self) -> int:
         return self._clock.processing_time
 
     def current_watermark(self) -> int:
-        return MIN_WATERMARK
+        return self._clock.current_watermark
 
-    def _no_timers(self, *_):
-        raise NotImplementedError("timers are not supported yet by this engine version")
+    def _change(self, method: str, domain: str, timestamp: int):
+        if self._timers is None:
+            raise RuntimeError(TIMERS_NEED_KEYS)
+        backend = self._backend
+        getattr(self._timers, method)(domain, backend.get_current_key(),
+                                      backend.get_current_namespace(), timestamp)
 
-    register_processing_time_timer = register_event_time_timer = _no_timers
-    delete_processing_time_timer = delete_event_time_timer = _no_timers
+    def register_event_time_timer(self, timestamp: int):
+        self._change("register", EVENT_TIME, timestamp)
+
+    def register_processing_time_timer(self, timestamp: int):
+        self._change("register", PROCESSING_TIME, timestamp)
+
+    def delete_event_time_timer(self, timestamp: int):
+        self._change("delete", EVENT_TIME, timestamp)
+
+    def delete_processing_time_timer(self, timestamp: int):
+        self._change("delete", PROCESSING_TIME, timestamp)
 
 
 class ProcessContext:
-    """The ``ctx`` of ``process_element``; ``get_current_key`` on keyed streams."""
+    """The ``ctx`` of ``process_element`` and ``on_timer``."""
 
     def __init__(self, timer_service: TimerService, keyed_backend, cursor):
         self._timer_service = timer_service
         self._backend = keyed_backend
-        self._cursor = cursor  # knows the timestamp of the record being processed
+        self._cursor = cursor  # knows the timestamp of the record (or timer) at hand
+        self.firing_domain = None  # set while a timer fires
 
     def timer_service(self) -> TimerService:
         return self._timer_service
 
     def timestamp(self):
-        """The event timestamp of the record being processed, or None if it has none."""
+        """The event timestamp of the record being processed (or of the firing event-time
+        timer), or None if it has none."""
         return self._cursor.timestamp
 
     def get_current_key(self):
         if self._backend is None:
             raise RuntimeError("get_current_key() is only available on a KeyedStream")
         return self._backend.get_current_key()
+
+    def time_domain(self) -> TimeDomain:
+        """In ``on_timer``: the domain of the firing timer."""
+        return self.firing_domain

@@ -12,7 +12,8 @@ from typing import Callable, Dict, Iterator, List, Optional
 
 from .errors import JobExecutionException
 from .executor.base import Executor
-from .task import ERROR, SINK, BatchInfo, CompiledJob
+from .task import ERROR, SINK, STATS, BatchInfo, CompiledJob
+from .time.watermarks import MAX_WATERMARK, WatermarkTracker
 
 
 class Publisher:
@@ -73,6 +74,17 @@ class JobRunner:
                 source = sources[stage.nodes[0]]
                 sizes = source.split_sizes(stage.parallelism)
                 self.cursors[stage.id] = [_SplitCursor(source, i, n) for i, n in enumerate(sizes)]
+        # Watermarks: one input per parallel instance of each Timestamps/Watermarks node.
+        self.tracker = WatermarkTracker()
+        for node in plan.nodes.values():
+            if node.watermark_spec is not None:
+                for subtask in range(node.parallelism):
+                    self.tracker.add_input((node.id, subtask), node.watermark_spec)
+
+    def _input_finished(self, node_id: int, subtask: int) -> bool:
+        """A watermark input chained to a source split ends with that split."""
+        cursors = self.cursors.get(self.job.plan.nodes[node_id].stage)
+        return cursors is not None and cursors[subtask].finished
 
     def cancel(self) -> None:
         """Stops the job before its next batch."""
@@ -87,19 +99,25 @@ class JobRunner:
             publisher.open()
         self.executor.start(self.job)
         try:
-            committed, batch_id = -1, 0
+            committed, batch_id, watermark = -1, 0, self.tracker.watermark()
             while not self.cancelled:
                 ranges = {stage_id: [[r] if (r := c.next_range(max_records)) is not None else []
                                      for c in cursors]
                           for stage_id, cursors in self.cursors.items()}
                 is_final = all(c.finished for cs in self.cursors.values() for c in cs)
+                now = options.clock()
+                # Fixed before the batch runs, from what earlier batches saw; the last
+                # batch of bounded input ends with MAX_WATERMARK.
+                next_watermark = MAX_WATERMARK if is_final else self.tracker.advance(now)
                 batch = BatchInfo(self.job.run_id, batch_id, committed, is_final, state_dir,
-                                  options.clock(), options.batch_mode, options.job_parameters)
+                                  now, options.batch_mode, options.job_parameters,
+                                  input_watermark=watermark, watermark=next_watermark)
                 results = self.executor.run_batch(batch, ranges)
                 errors = [item[1] for item in results if item[0] == ERROR]
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
-                committed = batch_id
+                committed, watermark = batch_id, next_watermark
+                self._observe_timestamps(results)
                 self._publish(results)
                 yield batch_id
                 if is_final:
@@ -111,6 +129,12 @@ class JobRunner:
                 publisher.close()
             if options.state_dir is None:
                 shutil.rmtree(state_dir, ignore_errors=True)
+
+    def _observe_timestamps(self, results: List[tuple]) -> None:
+        for _, node_id, subtask, max_timestamp in (r for r in results if r[0] == STATS):
+            if not self.tracker.is_finished():
+                self.tracker.observe((node_id, subtask), max_timestamp,
+                                     finished=self._input_finished(node_id, subtask))
 
     def _publish(self, results: List[tuple]) -> None:
         sink_items = sorted((item for item in results if item[0] == SINK),

@@ -19,8 +19,11 @@ from statebackends.keygroups import key_group_range_for_operator
 from .errors import OperatorError
 from .graph import JobPlan, Stage
 from .operators.io import SinkWriterOperator
+from .operators.timestamps import TimestampsOperator
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
+from .time.timers import InternalTimerService
+from .time.watermarks import MIN_WATERMARK
 
 CACHED_INSTANCES = 64
 CACHED_JOBS = 4
@@ -29,6 +32,7 @@ CACHED_JOBS = 4
 DATA = "data"      # (DATA, edge id, target partition, pickled list of records)
 SINK = "sink"      # (SINK, sink node id, subtask index, items)
 ERROR = "error"    # (ERROR, OperatorError)
+STATS = "stats"    # (STATS, node id, subtask index, largest timestamp or None)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class BatchInfo:
     processing_time: int
     batch_mode: bool
     job_parameters: Dict[str, str] = field(default_factory=dict)
+    input_watermark: int = MIN_WATERMARK  # what the batch's records see
+    watermark: int = MIN_WATERMARK        # what the batch advances to after its records
 
 
 @dataclass
@@ -59,6 +65,7 @@ class OperatorTask:
         self._instance = instance
         self._node = node
         self.keyed_backend = instance.backend if node.keyed else None
+        self.timers = instance.timers if node.keyed else None
         self.timed = instance.job.plan.timed
 
     @property
@@ -72,7 +79,8 @@ class OperatorTask:
             inst.batch.job_parameters, self.keyed_backend)
 
     def process_context(self, cursor) -> ProcessContext:
-        return ProcessContext(TimerService(self._instance), self.keyed_backend, cursor)
+        timer_service = TimerService(self._instance, self.timers, self.keyed_backend)
+        return ProcessContext(timer_service, self.keyed_backend, cursor)
 
 
 class StageInstance:
@@ -88,6 +96,8 @@ class StageInstance:
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
         self.backend: Optional[HashMapKeyedStateBackend] = (
             None if self.keyed_node is None else self._restore_state(batch))
+        self.timers = None if self.backend is None else InternalTimerService(self.backend)
+        self.current_watermark = batch.input_watermark
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
         self.sinks = {n: op for n, op in self.operators.items()
@@ -136,6 +146,7 @@ class StageInstance:
     def run_batch(self, batch: BatchInfo, inputs: Iterable) -> Iterator[tuple]:
         self.batch = batch
         self.processing_time = batch.processing_time
+        self.current_watermark = batch.input_watermark
         if self.stage.is_source:
             source = self.operators[self.stage.nodes[0]]
             for split_batch in inputs:
@@ -144,6 +155,12 @@ class StageInstance:
             entry = self.entry
             for edge_id, chunk in inputs:
                 entry[edge_id](pickle.loads(chunk))
+        self.current_watermark = batch.watermark
+        flush = batch.is_final and batch.batch_mode
+        for n in self.stage.nodes:
+            fire_timers = getattr(self.operators[n], "fire_timers", None)
+            if fire_timers is not None:
+                fire_timers(batch.watermark, batch.processing_time, flush)
         if batch.is_final:
             for n in self.stage.nodes:
                 self.operators[n].end_input()
@@ -155,6 +172,9 @@ class StageInstance:
         for edge_id, router in self.routers.items():
             for target, chunk in router.take_chunks():
                 yield (DATA, edge_id, target, _pickled(router.name, chunk))
+        for node_id, op in self.operators.items():
+            if isinstance(op, TimestampsOperator):
+                yield (STATS, node_id, self.partition, op.take_max_timestamp())
         for node_id, sink in self.sinks.items():
             items = sink.take_items()
             if items:

@@ -1,11 +1,14 @@
 """WatermarkStrategy, as in ``pyflink.common.WatermarkStrategy``.
 
-Recorded on the source; event-time processing (timestamps, watermarks, timers)
-uses it from the event-time release on.
+Given to ``from_source`` or ``assign_timestamps_and_watermarks``: records are stamped
+by the TimestampAssigner, and the driver turns the largest timestamps of each parallel
+instance into the job's watermark.
 """
 import copy
 from abc import ABC, abstractmethod
 from typing import Optional
+
+from engine.time.watermarks import WatermarkSpec
 
 from .time import Duration
 
@@ -62,6 +65,13 @@ class WatermarkStrategy:
 
     def get_timestamp_assigner(self) -> Optional[TimestampAssigner]:
         return self._timestamp_assigner
+
+    def watermark_spec(self) -> WatermarkSpec:
+        """The engine's plain-data view of this strategy."""
+        return WatermarkSpec(
+            self._kind,
+            self._max_out_of_orderness.to_milliseconds() if self._kind == "bounded" else 0,
+            self._idleness.to_milliseconds() if self._idleness else None)
 
     def is_no_watermarks(self) -> bool:
         """True for ``no_watermarks()`` without a timestamp assigner: nothing to do."""

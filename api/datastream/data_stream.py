@@ -287,7 +287,7 @@ def _with_timestamps(stream: DataStream, strategy: WatermarkStrategy) -> DataStr
     assigner = strategy.get_timestamp_assigner() or _RecordTimestampAssigner()
     timestamped = stream._operator("Timestamps/Watermarks",
                                    partial(TimestampsOperator, assigner), stream.get_type())
-    timestamped._transformation.watermark_strategy = strategy
+    timestamped._transformation.watermark_spec = strategy.watermark_spec()
     timestamped._transformation.uses_time = True
     return timestamped
 

@@ -4,6 +4,9 @@ Each loops over a whole chunk and passes on one result chunk; a failing call is
 reported with the record it failed on.
 """
 from ..errors import OperatorError
+from ..runtime_context import TimeDomain
+from ..time.timers import EVENT_TIME, PROCESSING_TIME
+from ..time.watermarks import MAX_WATERMARK
 from .base import UdfOperator
 
 
@@ -73,10 +76,43 @@ class FlatMapOperator(_ManyOutputsOperator):
 
 
 class ProcessOperator(_ManyOutputsOperator):
-    """Runs a ProcessFunction or KeyedProcessFunction; outputs what process_element yields."""
+    """Runs a ProcessFunction or KeyedProcessFunction; outputs what process_element and
+    on_timer yield."""
 
     def open(self):
         super().open()
         process_element = self.function.process_element
-        ctx = self.task.process_context(self.cursor)
+        self._ctx = ctx = self.task.process_context(self.cursor)
         self._call = lambda record: process_element(record, ctx)
+
+    def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
+        """Calls ``on_timer`` for the due timers: event time up to ``watermark``, then
+        processing time up to ``processing_time`` (every pending one if
+        ``flush_processing``, as BATCH mode does at end of input). Timers registered
+        while firing fire in the same pass when due."""
+        timers = self.task.timers
+        if timers is None or not timers.count():
+            return
+        backend, cursor, ctx = self.task.keyed_backend, self.cursor, self._ctx
+        on_timer = self.function.on_timer
+        out = []
+        stamped = cursor.collector(out)
+        unstamped = out.append if not self.task.timed else (lambda v: out.append((None, v)))
+        due = ((EVENT_TIME, watermark, TimeDomain.EVENT_TIME, stamped),
+               (PROCESSING_TIME, MAX_WATERMARK if flush_processing else processing_time,
+                TimeDomain.PROCESSING_TIME, unstamped))
+        for domain, time, ctx.firing_domain, emit in due:
+            for key, namespace, timestamp in timers.fire(domain, time):
+                backend.set_current_key(key)
+                backend.set_current_namespace(namespace)
+                cursor.timestamp = timestamp
+                try:
+                    results = on_timer(timestamp, ctx)
+                    for result in () if results is None else results:
+                        emit(result)
+                except Exception as e:
+                    raise OperatorError.wrap(self.name, None, e,
+                                             what=f"on_timer({timestamp}) of key {key!r}") from None
+        ctx.firing_domain = None
+        if out:
+            self.output(out)
