@@ -39,7 +39,7 @@ class Transformation:
     """One node of the user's dataflow; operators are built from ``operator_factory``.
 
     ``kind`` is "source", "operator" or "sink" for physical nodes, and
-    "partition" or "union" for virtual ones (they only shape the edges).
+    "partition", "union" or "side_output" for virtual ones (they only shape the edges).
     """
 
     def __init__(self, kind: str, name: str, inputs: List["Transformation"] = (),
@@ -62,6 +62,7 @@ class Transformation:
         self.publisher_factory = publisher_factory  # driver side of a sink node
         self.watermark_spec = None                  # of a Timestamps/Watermarks node
         self.uses_time = False                      # reads or assigns timestamps, or timers
+        self.side_tag: Optional[str] = None         # of a "side_output" node
         self.uid: Optional[str] = None
         self.uid_hash: Optional[str] = None
         self.description: Optional[str] = None
@@ -83,6 +84,7 @@ class Edge:
     src: int
     dst: int
     partitioning: Partitioning
+    side_tag: Optional[str] = None  # the edge carries this side output of src
 
 
 @dataclass
@@ -137,15 +139,18 @@ def reachable(sinks: List[Transformation]) -> List[Transformation]:
     return [seen[i] for i in sorted(seen)]
 
 
-def _resolve_inputs(t: Transformation, partitioning=None):
-    """Yields (physical upstream transformation, partitioning or None) for t's inputs."""
+def _resolve_inputs(t: Transformation, partitioning=None, side_tag=None):
+    """Yields (physical upstream transformation, partitioning or None, side output tag or
+    None) for t's inputs."""
     for inp in t.inputs:
         if inp.physical:
-            yield inp, partitioning
+            yield inp, partitioning, side_tag
         elif inp.kind == "partition":
-            yield from _resolve_inputs(inp, partitioning or inp.partitioning)
+            yield from _resolve_inputs(inp, partitioning or inp.partitioning, side_tag)
+        elif inp.kind == "side_output":
+            yield from _resolve_inputs(inp, partitioning, inp.side_tag)
         else:  # union
-            yield from _resolve_inputs(inp, partitioning)
+            yield from _resolve_inputs(inp, partitioning, side_tag)
 
 
 def build_plan(sinks: List[Transformation], default_parallelism: int,
@@ -162,7 +167,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
             watermark_spec=t.watermark_spec)
     edges: Dict[int, Edge] = {}
     for t in transformations:
-        for src, partitioning in _resolve_inputs(t):
+        for src, partitioning, side_tag in _resolve_inputs(t):
             up, down = nodes[src.id], nodes[t.id]
             if partitioning is None:
                 partitioning = Partitioning(
@@ -174,7 +179,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
                     f"operation: {down.name} parallelism: {down.parallelism}. You must use "
                     "another partitioning strategy, such as broadcast, rebalance, shuffle or "
                     "global.")
-            edge = Edge(len(edges) + 1, src.id, t.id, partitioning)
+            edge = Edge(len(edges) + 1, src.id, t.id, partitioning, side_tag)
             edges[edge.id] = edge
             down.in_edges.append(edge.id)
     by_id = {t.id: t for t in transformations}
@@ -187,7 +192,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
     def chainable(edge: Edge) -> bool:
         up, down = by_id[edge.src], by_id[edge.dst]
         return (chaining_enabled and edge.partitioning.strategy == FORWARD
-                and len(nodes[down.id].in_edges) == 1
+                and edge.side_tag is None and len(nodes[down.id].in_edges) == 1
                 and down.chaining == ALWAYS and up.chaining != NEVER
                 and slot_group[up.id] == slot_group[down.id])
 

@@ -120,19 +120,26 @@ class TimerService:
 class ProcessContext:
     """The ``ctx`` of ``process_element`` and ``on_timer``."""
 
-    def __init__(self, timer_service: TimerService, keyed_backend, cursor):
+    def __init__(self, timer_service: TimerService, keyed_backend, cursor, operator):
         self._timer_service = timer_service
         self._backend = keyed_backend
         self._cursor = cursor  # knows the timestamp of the record (or timer) at hand
+        self._operator = operator
         self.firing_domain = None  # set while a timer fires
 
     def timer_service(self) -> TimerService:
         return self._timer_service
 
-    def timestamp(self):
-        """The event timestamp of the record being processed (or of the firing event-time
-        timer), or None if it has none."""
-        return self._cursor.timestamp
+    def timestamp(self) -> int:
+        """The event timestamp of the record being processed (or of the firing timer);
+        Long.MIN_VALUE when the record has none, as in PyFlink."""
+        timestamp = self._cursor.timestamp
+        return MIN_WATERMARK if timestamp is None else timestamp
+
+    def output(self, output_tag, value) -> None:
+        """Emits ``value`` to the side output ``output_tag`` (same as yielding
+        ``(output_tag, value)``)."""
+        self._operator.emit_side(output_tag, value)
 
     def get_current_key(self):
         if self._backend is None:

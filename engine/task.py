@@ -18,6 +18,7 @@ from statebackends.keygroups import key_group_range_for_operator
 
 from .errors import OperatorError
 from .graph import JobPlan, Stage
+from .operators.base import is_pickled
 from .operators.io import SinkWriterOperator
 from .operators.timestamps import TimestampsOperator
 from .routing import Router
@@ -78,9 +79,9 @@ class OperatorTask:
             name, inst.partition, inst.stage.parallelism, self._node.max_parallelism, 0,
             inst.batch.job_parameters, self.keyed_backend)
 
-    def process_context(self, cursor) -> ProcessContext:
+    def process_context(self, cursor, operator) -> ProcessContext:
         timer_service = TimerService(self._instance, self.timers, self.keyed_backend)
-        return ProcessContext(timer_service, self.keyed_backend, cursor)
+        return ProcessContext(timer_service, self.keyed_backend, cursor, operator)
 
 
 class StageInstance:
@@ -113,8 +114,11 @@ class StageInstance:
 
     # --- wiring -------------------------------------------------------------------
     def _output_of(self, node) -> Callable:
+        """Wires the node's outputs: chained operators and routers of edges leaving the
+        stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
         targets = [self.operators[n].process_chunk for n in node.chained]
+        side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]
             down = plan.nodes[edge.dst]
@@ -123,9 +127,14 @@ class StageInstance:
                             seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()),
                             timed=plan.timed)
             self.routers[e] = router
-            targets.append(router.route)
-        if node.pact != "Data Source" and node.output_type is not None \
-                and not _is_pickled(node.output_type):  # sources emit typed values already
+            if edge.side_tag is None:
+                targets.append(router.route)
+            else:
+                side_targets.setdefault(edge.side_tag, []).append(router.route)
+        self.operators[node.id].side_outputs = {
+            tag: _fan_out(routes) for tag, routes in side_targets.items()}
+        if node.pact != "Data Source" and not is_pickled(node.output_type):
+            # (sources emit typed values already)
             return _converting(node.name, node.output_type.convert, _fan_out(targets), plan.timed)
         return _fan_out(targets)
 
@@ -197,10 +206,6 @@ def _picklable(record) -> bool:
         return True
     except Exception:
         return False
-
-
-def _is_pickled(type_info) -> bool:
-    return type(type_info).__name__ == "PickledBytesTypeInfo"
 
 
 def _fan_out(targets: List[Callable]) -> Callable:

@@ -5,12 +5,15 @@ from .functions import (AggregateFunction, FilterFunction, FlatMapFunction, Func
                         KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
                         ProcessFunction, ReduceFunction, RuntimeContext, SinkFunction,
                         TimerService)
+from .output_tag import OutputTag
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
+from engine.runtime_context import TimeDomain
 
 __all__ = [
     "AggregateFunction", "CloseableIterator", "DataStream", "DataStreamSink",
     "FilterFunction", "FlatMapFunction", "Function", "KeyedProcessFunction", "KeyedStream",
-    "KeySelector", "MapFunction", "Partitioner", "ProcessFunction", "ReduceFunction",
+    "KeySelector", "MapFunction", "OutputTag", "Partitioner", "ProcessFunction",
+    "ReduceFunction", "TimeDomain",
     "RuntimeContext", "RuntimeExecutionMode", "SinkFunction", "StreamExecutionEnvironment",
     "TimerService",
 ]

@@ -18,6 +18,7 @@ from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, Type
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from . import functions as fn
 from .aggregations import aggregation
+from .output_tag import OutputTag
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
 
 NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
@@ -163,6 +164,16 @@ class DataStream:
         """Stamps each record with its event time (the strategy's TimestampAssigner, or the
         record's own timestamp) and generates watermarks per parallel instance."""
         return _with_timestamps(self, watermark_strategy)
+
+    def get_side_output(self, output_tag: OutputTag) -> "DataStream":
+        """The records this operator's process function emitted to ``output_tag``."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"get_side_output() expects an OutputTag, got "
+                            f"{type(output_tag).__name__}")
+        t = Transformation("side_output", f"SideOutput: {output_tag.tag_id}",
+                           [self._physical("get_side_output")], output_type=output_tag.type_info)
+        t.side_tag = output_tag.tag_id
+        return DataStream(self._env, t)
 
     def key_by(self, key_selector: Union[Callable, fn.KeySelector],
                key_type: TypeInformation = None) -> "KeyedStream":

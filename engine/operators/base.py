@@ -3,6 +3,11 @@ from ..errors import OperatorError
 from .chunks import Cursor
 
 
+def is_pickled(type_info) -> bool:
+    """Whether records of ``type_info`` are kept as they are (PICKLED_BYTE_ARRAY)."""
+    return type_info is None or type(type_info).__name__ == "PickledBytesTypeInfo"
+
+
 class Operator:
     """Receives records a chunk (a list) at a time through ``process_chunk`` and passes
     result chunks to ``self.output``. A keyed operator receives ``(key, record)`` pairs.
@@ -16,6 +21,7 @@ class Operator:
         self.output = None
         self.task = None
         self.cursor: Cursor = None
+        self.side_outputs = {}  # side output tag id -> where its chunks go
 
     def setup(self, name: str, task) -> None:
         self.name = name

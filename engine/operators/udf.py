@@ -7,7 +7,7 @@ from ..errors import OperatorError
 from ..runtime_context import TimeDomain
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
 from ..time.watermarks import MAX_WATERMARK
-from .base import UdfOperator
+from .base import UdfOperator, is_pickled
 
 
 class MapOperator(UdfOperator):
@@ -53,10 +53,16 @@ class _ManyOutputsOperator(UdfOperator):
     def _call(self, record):
         raise NotImplementedError
 
+    def _collector(self, out: list, stamped: bool = True):
+        """Adds an output to ``out`` (stamped with the current timestamp, or not)."""
+        if stamped or not self.task.timed:
+            return self.cursor.collector(out)
+        return lambda value: out.append((None, value))
+
     def process_chunk(self, records):
         call = self._call
         out = []
-        emit = self.cursor.collector(out)
+        emit = self._collector(out)
         record = None
         try:
             for record in self.cursor.records(records):
@@ -66,6 +72,9 @@ class _ManyOutputsOperator(UdfOperator):
                         emit(result)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
+        self._flush(out)
+
+    def _flush(self, out: list):
         self.output(out)
 
 
@@ -82,8 +91,45 @@ class ProcessOperator(_ManyOutputsOperator):
     def open(self):
         super().open()
         process_element = self.function.process_element
-        self._ctx = ctx = self.task.process_context(self.cursor)
+        self._ctx = ctx = self.task.process_context(self.cursor, self)
         self._call = lambda record: process_element(record, ctx)
+        self._side = {tag: [] for tag in self.side_outputs}  # this chunk's side records
+
+    def _collector(self, out: list, stamped: bool = True):
+        """Outputs go to ``out``; ``(OutputTag, value)`` results go to that side output
+        (converted to the tag's type), as PyFlink's process functions do."""
+        emit_main = super()._collector(out, stamped)
+        side_emitters = {tag: super(ProcessOperator, self)._collector(records, stamped)
+                         for tag, records in self._side.items()}
+
+        def emit(result):
+            if type(result) is tuple and len(result) == 2 and hasattr(result[0], "tag_id"):
+                self.emit_side(result[0], result[1], side_emitters)
+            else:
+                emit_main(result)
+        return emit
+
+    def emit_side(self, tag, value, side_emitters=None):
+        """Sends ``value`` to side output ``tag`` (dropped if nobody consumes it)."""
+        emitters = side_emitters or {
+            t: super(ProcessOperator, self)._collector(records) for t, records in self._side.items()}
+        emit = emitters.get(tag.tag_id)
+        if emit is None:
+            return
+        if not is_pickled(tag.type_info):
+            try:
+                value = tag.type_info.convert(value)
+            except Exception as e:
+                raise OperatorError.wrap(f"{self.name} (side output {tag.tag_id!r})", value,
+                                         e) from None
+        emit(value)
+
+    def _flush(self, out: list):
+        super()._flush(out)
+        for tag, records in self._side.items():
+            if records:
+                self.side_outputs[tag](records[:])
+                records.clear()
 
     def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
         """Calls ``on_timer`` for the due timers: event time up to ``watermark``, then
@@ -96,8 +142,7 @@ class ProcessOperator(_ManyOutputsOperator):
         backend, cursor, ctx = self.task.keyed_backend, self.cursor, self._ctx
         on_timer = self.function.on_timer
         out = []
-        stamped = cursor.collector(out)
-        unstamped = out.append if not self.task.timed else (lambda v: out.append((None, v)))
+        stamped, unstamped = self._collector(out), self._collector(out, stamped=False)
         due = ((EVENT_TIME, watermark, TimeDomain.EVENT_TIME, stamped),
                (PROCESSING_TIME, MAX_WATERMARK if flush_processing else processing_time,
                 TimeDomain.PROCESSING_TIME, unstamped))
@@ -114,5 +159,4 @@ class ProcessOperator(_ManyOutputsOperator):
                     raise OperatorError.wrap(self.name, None, e,
                                              what=f"on_timer({timestamp}) of key {key!r}") from None
         ctx.firing_domain = None
-        if out:
-            self.output(out)
+        self._flush(out)
