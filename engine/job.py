@@ -18,6 +18,7 @@ class JobSettings:
     chaining_enabled: bool
     batch_mode: bool
     max_records_per_batch: int
+    batch_interval_ms: int
     executor: str                    # "spark" or "local"
     spark_master: str
     spark_conf: Dict[str, str] = field(default_factory=dict)
@@ -65,7 +66,8 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
     publishers = {n: transformations[n].publisher_factory(job.plan.nodes[n]) for n in job.plan.nodes
                   if transformations[n].kind == "sink"}
     options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
-                         settings.state_dir, dict(settings.job_parameters))
+                         settings.state_dir, dict(settings.job_parameters),
+                         batch_interval_ms=settings.batch_interval_ms)
     executor = make_executor(settings)
     if settings.state_dir is None and not executor.shares_driver_disk and any(
             node.keyed for node in job.plan.nodes.values()):

@@ -36,16 +36,27 @@ class RunOptions:
     state_dir: Optional[str] = None
     job_parameters: Dict[str, str] = field(default_factory=dict)
     clock: Callable[[], int] = lambda: int(time.time() * 1000)
+    batch_interval_ms: int = 200  # an unbounded job starts a batch at most this often
 
 
 class _SplitCursor:
-    """Progress of one source split: how many records were handed out so far."""
+    """Progress of one source split: how many records were handed out so far. A split
+    of unbounded size never finishes; a rate-limited one hands out only as many records
+    as its rate allows since the job started."""
 
-    def __init__(self, source, split: int, size: int):
+    def __init__(self, source, split: int, size: Optional[int], started_ms: int):
         self.source, self.split, self.size, self.offset = source, split, size, 0
+        self.started_ms = started_ms
+        self.limit = getattr(source, "max_per_batch", None)
+        rate = getattr(source, "rate_per_split", lambda: None)()
+        self.rate_per_ms = None if rate is None else rate / 1000
 
-    def next_range(self, max_records: int):
-        count = min(max_records, self.size - self.offset)
+    def next_range(self, max_records: int, now_ms: int):
+        count = max_records if self.limit is None else min(max_records, self.limit)
+        if self.size is not None:
+            count = min(count, self.size - self.offset)
+        if self.rate_per_ms is not None:
+            count = min(count, int((now_ms - self.started_ms) * self.rate_per_ms) - self.offset)
         if count <= 0:
             return None
         batch_range = self.source.batch_range(self.split, self.offset, count)
@@ -54,7 +65,7 @@ class _SplitCursor:
 
     @property
     def finished(self) -> bool:
-        return self.offset >= self.size
+        return self.size is not None and self.offset >= self.size
 
 
 class JobRunner:
@@ -69,11 +80,14 @@ class JobRunner:
         self.cancelled = False
         plan = job.plan
         self.cursors: Dict[int, List[_SplitCursor]] = {}
+        started = options.clock()
         for stage in plan.stages:
             if stage.is_source:
                 source = sources[stage.nodes[0]]
                 sizes = source.split_sizes(stage.parallelism)
-                self.cursors[stage.id] = [_SplitCursor(source, i, n) for i, n in enumerate(sizes)]
+                self.cursors[stage.id] = [_SplitCursor(source, i, n, started)
+                                          for i, n in enumerate(sizes)]
+        self.bounded = all(c.size is not None for cs in self.cursors.values() for c in cs)
         # Watermarks: one input per parallel instance of each Timestamps/Watermarks node.
         self.tracker = WatermarkTracker()
         for node in plan.nodes.values():
@@ -101,14 +115,18 @@ class JobRunner:
         try:
             committed, batch_id, watermark = -1, 0, self.tracker.watermark()
             while not self.cancelled:
-                ranges = {stage_id: [[r] if (r := c.next_range(max_records)) is not None else []
-                                     for c in cursors]
+                started = time.monotonic()
+                now = options.clock()
+                ranges = {stage_id: [[r] if (r := c.next_range(max_records, now)) is not None
+                                     else [] for c in cursors]
                           for stage_id, cursors in self.cursors.items()}
                 is_final = all(c.finished for cs in self.cursors.values() for c in cs)
-                now = options.clock()
                 # Fixed before the batch runs, from what earlier batches saw; the last
                 # batch of bounded input ends with MAX_WATERMARK.
                 next_watermark = MAX_WATERMARK if is_final else self.tracker.advance(now)
+                scripted_watermark, now = self._scripted_time(now)
+                if scripted_watermark is not None and not is_final:
+                    next_watermark = max(watermark, scripted_watermark)
                 batch = BatchInfo(self.job.run_id, batch_id, committed, is_final, state_dir,
                                   now, options.batch_mode, options.job_parameters,
                                   input_watermark=watermark, watermark=next_watermark)
@@ -123,12 +141,24 @@ class JobRunner:
                 if is_final:
                     break
                 batch_id += 1
+                if not self.bounded:  # wait for the next trigger, so idle jobs don't spin
+                    time.sleep(max(0.0, options.batch_interval_ms / 1000
+                                   - (time.monotonic() - started)))
         finally:
             self.executor.stop()
             for publisher in self.publishers.values():
                 publisher.close()
             if options.state_dir is None:
                 shutil.rmtree(state_dir, ignore_errors=True)
+
+    def _scripted_time(self, now: int):
+        """A scripted source (api.testing.TestStream) sets the watermark and the
+        processing time of its batches."""
+        for cursors in self.cursors.values():
+            time_of = getattr(cursors[0].source, "time_of", None)
+            if time_of is not None:
+                return time_of(cursors[0].offset)
+        return None, now
 
     def _observe_timestamps(self, results: List[tuple]) -> None:
         for _, node_id, subtask, max_timestamp in (r for r in results if r[0] == STATS):

@@ -1,11 +1,15 @@
-"""Bounded sources: how the driver cuts each split into per-batch ranges, and how a
-task reads a range.
+"""Sources: how the driver cuts each split into per-batch ranges, and how a task reads a
+range.
 
-A source has one split per subtask. For each batch the driver asks every split
-for the next range of at most ``max_records`` records; the source's ``reader``
-runs in the task and turns the range into records.
+A source has one split per subtask. ``split_sizes`` gives each split's number of
+records (None: unbounded). For each batch the driver asks every split for the next
+range of at most ``max_records`` records (fewer when the source is rate limited); the
+source's ``reader`` runs in the task and turns the range into records. A source whose
+records carry their own timestamps has ``stamps_records``; a scripted source (tests)
+also sets the batch's watermark and processing time through ``time_of``.
 """
-from typing import List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Callable, List, Optional, Sequence, Tuple
 
 
 class CollectionSource:
@@ -13,6 +17,7 @@ class CollectionSource:
     batch's slice itself is the range shipped to the task."""
 
     parallelism = 1
+    bounded = True
 
     def __init__(self, elements: Sequence):
         self.elements = list(elements)
@@ -34,6 +39,7 @@ class NumberSequenceSource:
     split evenly over the subtasks."""
 
     parallelism: Optional[int] = None
+    bounded = True
 
     def __init__(self, start: int, end: int):
         self.start = start
@@ -59,3 +65,76 @@ class NumberSequenceSource:
         return range(*batch_range)
 
 
+
+
+class GeneratorSource:
+    """``DataGeneratorSource``: record ``i`` is ``generator_function(i)``; split ``s`` of
+    ``p`` produces ``i = s, s + p, s + 2p, ...``. Unbounded when ``count`` is None;
+    ``records_per_second`` limits the rate over all splits."""
+
+    parallelism: Optional[int] = None
+
+    def __init__(self, generator_function: Callable, count: Optional[int] = None,
+                 records_per_second: Optional[float] = None):
+        self.count = count
+        self.bounded = count is not None
+        self.records_per_second = records_per_second
+        self.reader = partial(_generate, generator_function)
+        self._parallelism = 1
+
+    def split_sizes(self, parallelism: int) -> List[Optional[int]]:
+        self._parallelism = parallelism
+        if self.count is None:
+            return [None] * parallelism
+        return [len(range(split, self.count, parallelism)) for split in range(parallelism)]
+
+    def rate_per_split(self) -> Optional[float]:
+        if self.records_per_second is None:
+            return None
+        return self.records_per_second / self._parallelism
+
+    def batch_range(self, split: int, offset: int, count: int):
+        return (split, self._parallelism, offset, count)
+
+
+def _generate(generator_function, batch_range):
+    split, parallelism, offset, count = batch_range
+    return [generator_function(k * parallelism + split) for k in range(offset, offset + count)]
+
+
+class ScriptedSource:
+    """The source of ``api.testing.TestStream``: one split whose batches are the script's
+    steps. Each step is ``("elements", [(value, timestamp), ...])``,
+    ``("watermark", t)`` or ``("processing_time", advance_ms)``."""
+
+    parallelism = 1
+    bounded = True
+    stamps_records = True
+    max_per_batch = 1  # one step per micro-batch
+
+    def __init__(self, steps: Sequence[Tuple[str, object]]):
+        self.steps = list(steps)
+        self._times = []  # per step: (watermark or None, processing time)
+        watermark, now = None, 0
+        for kind, arg in self.steps:
+            if kind == "watermark":
+                watermark = arg
+            elif kind == "processing_time":
+                now += arg
+            self._times.append((watermark, now))
+
+    def split_sizes(self, parallelism: int) -> List[int]:
+        return [len(self.steps)]
+
+    def batch_range(self, split: int, offset: int, count: int):
+        return [step for step in self.steps[offset:offset + count]]
+
+    @staticmethod
+    def reader(steps):
+        """Task side: the elements of the steps, as (timestamp, value)."""
+        return [(timestamp, value) for kind, arg in steps if kind == "elements"
+                for value, timestamp in arg]
+
+    def time_of(self, offset: int):
+        """(watermark or None, processing time) once the first ``offset`` steps ran."""
+        return self._times[offset - 1] if offset else (None, 0)

@@ -6,7 +6,7 @@ import time
 from functools import partial
 from typing import Dict, List, Optional
 
-from engine.graph import Transformation, build_plan, execution_plan_json
+from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
 from engine.operators.io import SourceOperator
 from engine.sources import CollectionSource
@@ -21,9 +21,11 @@ from .execution_mode import RuntimeExecutionMode
 
 DEFAULT_MAX_PARALLELISM = 128
 DEFAULT_MICRO_BATCH_SIZE = 500_000
+DEFAULT_MICRO_BATCH_INTERVAL_MS = 200
 
 # Configuration keys of this project (the others are Flink's own).
 MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch
+MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' batch trigger
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
@@ -120,10 +122,13 @@ class StreamExecutionEnvironment:
         if not hasattr(source, "engine_source"):
             raise TypeError(f"from_source() does not support {type(source).__name__}")
         engine_source = source.engine_source()
+        stamps_records = getattr(engine_source, "stamps_records", False)
         t = Transformation("source", f"Source: {source_name}", [],
-                           partial(SourceOperator, engine_source.reader),
+                           partial(SourceOperator, engine_source.reader, stamps_records),
                            output_type=type_info or source.get_produced_type(),
+                           parallelism=engine_source.parallelism,  # 1 if not parallel
                            pact="Data Source", source=engine_source)
+        t.uses_time = stamps_records
         stream = DataStream(self, t)
         if watermark_strategy is None or watermark_strategy.is_no_watermarks():
             return stream
@@ -134,15 +139,22 @@ class StreamExecutionEnvironment:
         self._sinks.append(sink)
 
     def _settings(self, sinks: List[Transformation]) -> JobSettings:
+        bounded = all(t.source.bounded for t in reachable(sinks) if t.kind == "source")
         mode = self._runtime_mode
         if mode is RuntimeExecutionMode.AUTOMATIC:
-            mode = RuntimeExecutionMode.BATCH  # every source here is bounded
+            mode = RuntimeExecutionMode.BATCH if bounded else RuntimeExecutionMode.STREAMING
+        if mode is RuntimeExecutionMode.BATCH and not bounded:
+            raise PlanError("Detected an UNBOUNDED source with the 'execution.runtime-mode' "
+                            "set to 'BATCH'. This combination is not allowed, please set the "
+                            "'execution.runtime-mode' to STREAMING or AUTOMATIC")
         spark_conf = {k: v for k, v in self._conf.items()
                       if k.startswith("spark.") and k != SPARK_MASTER}
         return JobSettings(
             parallelism=self._parallelism, max_parallelism=self._max_parallelism,
             chaining_enabled=self._chaining, batch_mode=mode is RuntimeExecutionMode.BATCH,
             max_records_per_batch=int(self._conf.get(MICRO_BATCH_SIZE, DEFAULT_MICRO_BATCH_SIZE)),
+            batch_interval_ms=int(self._conf.get(MICRO_BATCH_INTERVAL,
+                                                 DEFAULT_MICRO_BATCH_INTERVAL_MS)),
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
             spark_session=self._spark_session, state_dir=self._conf.get(STATE_DIR),

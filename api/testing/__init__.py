@@ -1,7 +1,9 @@
-"""Test utilities for user functions (beyond PyFlink): run one operator by hand.
+"""Test utilities (beyond PyFlink): run one operator by hand, or script a source's
+batches, watermarks and processing time.
 
-    from api.testing import KeyedProcessFunctionHarness
+    from api.testing import KeyedProcessFunctionHarness, TestStream
 """
 from .harness import KeyedProcessFunctionHarness, StreamRecord
+from .test_stream import TestStream
 
-__all__ = ["KeyedProcessFunctionHarness", "StreamRecord"]
+__all__ = ["KeyedProcessFunctionHarness", "StreamRecord", "TestStream"]

@@ -10,24 +10,28 @@ SOURCE_CHUNK = 4096  # records a source passes down the chain at a time
 class SourceOperator(Operator):
     """Emits the records of this subtask's split range for the batch, read by ``reader``.
 
-    In a timed job records leave as ``(None, value)``: a source's timestamp assigner
-    is a TimestampsOperator chained after it."""
+    In a timed job records leave as ``(None, value)`` (a source's timestamp assigner is
+    a TimestampsOperator chained after it), or as the reader's ``(timestamp, value)``
+    pairs when the source ``stamps_records``."""
 
-    def __init__(self, reader):
+    def __init__(self, reader, stamps_records: bool = False):
         super().__init__()
         self.reader = reader
+        self.stamps_records = stamps_records
 
     def process_chunk(self, records):
         self.output(records)
 
     def run(self, split_batch) -> None:
         records = iter(self.reader(split_batch))
-        timed = self.task.timed
+        timed, stamped = self.task.timed, self.stamps_records
         while True:
             chunk = list(islice(records, SOURCE_CHUNK))
             if not chunk:
                 return
-            self.output([(None, value) for value in chunk] if timed else chunk)
+            if timed != stamped:
+                chunk = [(None, v) for v in chunk] if timed else [v for _, v in chunk]
+            self.output(chunk)
 
 
 class SinkWriterOperator(Operator):

@@ -1,4 +1,5 @@
 """Connectors, as in ``pyflink.datastream.connectors``."""
+from .datagen import DataGeneratorSource
 from .number_seq import NumberSequenceSource
 
-__all__ = ["NumberSequenceSource"]
+__all__ = ["DataGeneratorSource", "NumberSequenceSource"]

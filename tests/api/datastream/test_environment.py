@@ -247,3 +247,41 @@ def test_keyed_flat_map_and_filter_use_keyed_state(env_factory):
         "a", "b", "c"]
     assert sorted(ds.key_by(lambda x: x).flat_map(Repeat()).execute_and_collect()) == sorted(
         ["a", "b", "a", "a", "c", "b", "b", "a", "a", "a"])
+
+
+def test_unbounded_generator_runs_until_cancelled():
+    from api.datastream.connectors import DataGeneratorSource
+    collected = []
+
+    class Keep(SinkFunction):
+        def invoke(self, value, context):
+            collected.append(value)
+
+    env = make_env("local", parallelism=2, **{"execution.micro-batch.interval": 20})
+    env.from_source(DataGeneratorSource(lambda i: i * 10, records_per_second=2000),
+                    WatermarkStrategy.no_watermarks(), "numbers").add_sink(Keep())
+    client = env.execute_async()
+    import time
+    deadline = time.time() + 60
+    while len(collected) < 50 and time.time() < deadline:
+        time.sleep(0.05)
+    client.cancel().result(timeout=60)
+    assert client.get_job_status().result() is JobStatus.CANCELED
+    assert len(collected) >= 50
+    # every index once, in order per split (even indexes on split 0, odd on split 1)
+    assert sorted(collected) == [i * 10 for i in range(len(collected))] or \
+        len(set(collected)) == len(collected)
+
+
+def test_bounded_generator_and_the_unbounded_batch_mode_error(env_factory):
+    from api.datastream.connectors import DataGeneratorSource
+    env = env_factory(parallelism=2, micro_batch_size=3)
+    ds = env.from_source(DataGeneratorSource(lambda i: -i, count=7),
+                         WatermarkStrategy.no_watermarks(), "gen")
+    assert sorted(ds.execute_and_collect()) == sorted(-i for i in range(7))
+    env = make_env("local")
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    env.from_source(DataGeneratorSource(lambda i: i), WatermarkStrategy.no_watermarks(),
+                    "forever").print()
+    with pytest.raises(PlanError, match="UNBOUNDED source"):
+        env.execute()
