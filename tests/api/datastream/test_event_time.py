@@ -277,3 +277,38 @@ def test_timers_fire_once_per_key_and_time_after_the_watermark(
                .key_by(lambda r: r[0]).process(CountdownTimers()).execute_and_collect())
     expected = {(key, ts + 10, True) for key, ts in events}
     assert sorted(got) == sorted(expected)
+
+
+def test_an_idle_unbounded_job_keeps_firing_processing_time_timers():
+    """No new input: empty batches still run on the trigger interval, processing time
+    advances and a processing-time timer fires."""
+    from api.common import JobStatus
+    from api.datastream import SinkFunction
+    from api.datastream.connectors import DataGeneratorSource
+
+    fired = []
+
+    class Remind(KeyedProcessFunction):
+        def process_element(self, value, ctx):
+            timers = ctx.timer_service()
+            timers.register_processing_time_timer(timers.current_processing_time() + 300)
+
+        def on_timer(self, timestamp, ctx):
+            yield "reminder", ctx.get_current_key()
+
+    class Keep(SinkFunction):
+        def invoke(self, value, context):
+            fired.append(value)
+
+    env = make_env("local", parallelism=1, **{"execution.micro-batch.interval": 50})
+    # one record a second: the batches in between are empty
+    env.from_source(DataGeneratorSource(lambda i: "k", records_per_second=1),
+                    WatermarkStrategy.no_watermarks(), "slow").key_by(lambda v: v) \
+        .process(Remind()).add_sink(Keep())
+    client = env.execute_async()
+    deadline = time.time() + 30
+    while not fired and time.time() < deadline:
+        time.sleep(0.05)
+    client.cancel().result(timeout=30)
+    assert client.get_job_status().result() is JobStatus.CANCELED
+    assert fired and fired[0] == ("reminder", "k")
