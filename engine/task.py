@@ -60,27 +60,32 @@ class CompiledJob:
 
 
 class OperatorTask:
-    """The ``task`` an operator sees: its subtask, keyed state and contexts."""
+    """The ``task`` an operator sees: its subtask, keyed state, timers and contexts.
 
-    def __init__(self, instance: "StageInstance", node):
-        self._instance = instance
-        self._node = node
-        self.keyed_backend = instance.backend if node.keyed else None
-        self.timers = instance.timers if node.keyed else None
-        self.timed = instance.job.plan.timed
+    ``clock`` has the ``processing_time`` and ``current_watermark`` timers and
+    process functions see (the stage instance in a job, or a test harness).
+    """
 
-    @property
-    def batch_mode(self) -> bool:
-        return self._instance.batch.batch_mode
+    def __init__(self, clock, subtask: int, parallelism: int, max_parallelism: int,
+                 job_parameters: Dict[str, str], keyed_backend=None, timers=None,
+                 timed: bool = False, batch_mode: bool = False):
+        self.clock = clock
+        self.subtask = subtask
+        self.parallelism = parallelism
+        self.max_parallelism = max_parallelism
+        self.job_parameters = job_parameters
+        self.keyed_backend = keyed_backend
+        self.timers = timers
+        self.timed = timed
+        self.batch_mode = batch_mode
 
     def runtime_context(self, name: str) -> StreamingRuntimeContext:
-        inst = self._instance
-        return StreamingRuntimeContext(
-            name, inst.partition, inst.stage.parallelism, self._node.max_parallelism, 0,
-            inst.batch.job_parameters, self.keyed_backend)
+        return StreamingRuntimeContext(name, self.subtask, self.parallelism,
+                                       self.max_parallelism, 0, self.job_parameters,
+                                       self.keyed_backend)
 
     def process_context(self, cursor, operator) -> ProcessContext:
-        timer_service = TimerService(self._instance, self.timers, self.keyed_backend)
+        timer_service = TimerService(self.clock, self.timers, self.keyed_backend)
         return ProcessContext(timer_service, self.keyed_backend, cursor, operator)
 
 
@@ -106,7 +111,10 @@ class StageInstance:
         for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
             node = plan.nodes[n]
             op = self.operators[n]
-            op.setup(node.name, OperatorTask(self, node))
+            op.setup(node.name, OperatorTask(
+                self, partition, stage.parallelism, node.max_parallelism, batch.job_parameters,
+                self.backend if node.keyed else None, self.timers if node.keyed else None,
+                plan.timed, batch.batch_mode))
             op.output = self._output_of(node)
         for n in stage.nodes:
             self.operators[n].open()

@@ -14,8 +14,8 @@ from api.datastream import functions as fn
 from engine.errors import OperatorError
 from engine.operators.base import is_pickled
 from engine.operators.udf import ProcessOperator
-from engine.runtime_context import (ProcessContext, StreamingRuntimeContext, TimeDomain,
-                                    TimerService)
+from engine.runtime_context import TimeDomain
+from engine.task import OperatorTask
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from statebackends.hashmap import VOID_NAMESPACE, HashMapKeyedStateBackend
@@ -38,30 +38,12 @@ _DOMAINS = {TimeDomain.EVENT_TIME: EVENT_TIME, TimeDomain.PROCESSING_TIME: PROCE
             EVENT_TIME: EVENT_TIME, PROCESSING_TIME: PROCESSING_TIME}
 
 
-class _HarnessTask:
-    """What ``OperatorTask`` gives an operator in a job (``engine.task``), for one
-    subtask of parallelism 1 that owns every key group. It is also the clock of the
-    TimerService: ``processing_time`` and ``current_watermark``."""
+class _Clock:
+    """The harness's time: what the TimerService reports, moved by the test."""
 
-    def __init__(self, backend: HashMapKeyedStateBackend, timers: InternalTimerService,
-                 max_parallelism: int, batch_mode: bool, job_parameters: Dict[str, str],
-                 processing_time: int):
-        self.timed = True
-        self.keyed_backend = backend
-        self.timers = timers
-        self.batch_mode = batch_mode
+    def __init__(self, processing_time: int):
         self.processing_time = processing_time
         self.current_watermark = MIN_WATERMARK
-        self._max_parallelism = max_parallelism
-        self._job_parameters = dict(job_parameters)
-
-    def runtime_context(self, name: str) -> StreamingRuntimeContext:
-        return StreamingRuntimeContext(name, 0, 1, self._max_parallelism, 0,
-                                       self._job_parameters, self.keyed_backend)
-
-    def process_context(self, cursor, operator) -> ProcessContext:
-        timer_service = TimerService(self, self.timers, self.keyed_backend)
-        return ProcessContext(timer_service, self.keyed_backend, cursor, operator)
 
 
 class KeyedProcessFunctionHarness:
@@ -99,8 +81,10 @@ class KeyedProcessFunctionHarness:
         self.timers = InternalTimerService(self.backend)
         # The timer service's own tables are the only states registered so far.
         self._internal_states = set(self.backend.state_kinds())
-        self._task = _HarnessTask(self.backend, self.timers, max_parallelism, batch_mode,
-                                  job_parameters or {}, processing_time)
+        self._clock = _Clock(processing_time)
+        # subtask 0 of 1, owning every key group, in a job whose records carry timestamps
+        self._task = OperatorTask(self._clock, 0, 1, max_parallelism, dict(job_parameters or {}),
+                                  self.backend, self.timers, timed=True, batch_mode=batch_mode)
         self._output: List[StreamRecord] = []
         self._side: Dict[str, List[StreamRecord]] = {}
         self.operator = operator = ProcessOperator(fn.wrap_keyed_process(function))
@@ -152,35 +136,35 @@ class KeyedProcessFunctionHarness:
         timers: event-time ones up to the watermark in timestamp (then key) order,
         including those registered while firing, and processing-time ones up to the
         current processing time."""
-        self._task.current_watermark = max(self._task.current_watermark, watermark)
+        self._clock.current_watermark = max(self._clock.current_watermark, watermark)
         self._fire(flush_processing=False)
 
     def set_processing_time(self, time: int) -> None:
         """Moves the processing time to ``time`` (it never goes back) and fires the due
         timers (processing-time ones up to ``time``)."""
-        self._task.processing_time = max(self._task.processing_time, time)
+        self._clock.processing_time = max(self._clock.processing_time, time)
         self._fire(flush_processing=False)
 
     def end_input(self) -> None:
         """What the end of a bounded job does: the watermark becomes Long.MAX_VALUE, so
         every event-time timer fires; in ``batch_mode`` every processing-time timer
         fires too (in STREAMING mode they are dropped, as in PyFlink)."""
-        self._task.current_watermark = MAX_WATERMARK
+        self._clock.current_watermark = MAX_WATERMARK
         self._fire(flush_processing=self._task.batch_mode)
         self.operator.end_input()
 
     def _fire(self, flush_processing: bool) -> None:
-        task = self._task
-        self.operator.fire_timers(task.current_watermark, task.processing_time,
+        clock = self._clock
+        self.operator.fire_timers(clock.current_watermark, clock.processing_time,
                                   flush_processing)
 
     @property
     def current_watermark(self) -> int:
-        return self._task.current_watermark
+        return self._clock.current_watermark
 
     @property
     def current_processing_time(self) -> int:
-        return self._task.processing_time
+        return self._clock.processing_time
 
     # --- output -------------------------------------------------------------------
     def _collect_main(self, elements: list) -> None:
