@@ -51,7 +51,8 @@ def main(argv=None):
         run, baseline = WORKLOADS[name]
         run(opts, WARM_UP_N)
         ours = min((timed(run, opts, opts.n) for _ in range(opts.repeat)), key=lambda r: r[1])
-        base = min((timed(baseline, opts.n) for _ in range(opts.repeat)), key=lambda r: r[1])
+        base = min((timed(baseline, opts, opts.n) for _ in range(opts.repeat)),
+                   key=lambda r: r[1])
         (sink, seconds), (base_sink, base_seconds) = ours, base
         assert sink.count == base_sink.count, (name, sink.count, base_sink.count)
         assert sink.last == base_sink.last, f"{name}: final per-key results differ"

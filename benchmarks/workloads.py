@@ -1,10 +1,13 @@
 """The benchmark workloads. Each workload is one function that builds and runs the job
 on the engine, with its pure-Python single-process baseline next to it. Both call the
 same user functions (lambdas and sink), so the ratio measures the engine's overhead."""
-from api.common import Configuration, WatermarkStrategy
-from api.datastream import StreamExecutionEnvironment
+import heapq
+
+from api.common import Configuration, Duration, TimestampAssigner, Types, WatermarkStrategy
+from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
 from api.datastream.connectors import NumberSequenceSource
 from api.datastream.functions import SinkFunction
+from api.datastream.state import ValueStateDescriptor
 
 DISTINCT_WORDS = 10_000
 
@@ -51,7 +54,7 @@ def w1(opts, n: int) -> CountSink:
     return sink
 
 
-def w1_baseline(n: int) -> CountSink:
+def w1_baseline(opts, n: int) -> CountSink:
     sink = CountSink()
     for x in range(n):
         y = double(x)
@@ -74,7 +77,7 @@ def w2(opts, n: int) -> CountSink:
     return sink
 
 
-def w2_baseline(n: int) -> CountSink:
+def w2_baseline(opts, n: int) -> CountSink:
     sink = CountSink(key=word_of)
     state = {}
     for i in range(n):
@@ -87,4 +90,109 @@ def w2_baseline(n: int) -> CountSink:
     return sink
 
 
-WORKLOADS = {"W1": (w1, w1_baseline), "W2": (w2, w2_baseline)}
+# --- W4: event time: per-key counter flushed by one event-time timer per key -----------
+DISTINCT_KEYS = 1_000
+OUT_OF_ORDERNESS_MS = 5_000
+TIMER_DELAY_MS = 10_000
+MIN_WATERMARK, MAX_WATERMARK = -2 ** 63, 2 ** 63 - 1
+# Event i: 10 ms apart, up to 4,999 ms early: never more than 5 s behind an earlier one.
+to_event = lambda i: (f"k{i * 7919 % DISTINCT_KEYS}", i * 10 - (i * 37) % 5000)  # noqa: E731
+event_key = lambda event: event[0]                                              # noqa: E731
+fired_at = lambda result: (result[0], result[1])                                 # noqa: E731
+
+
+class EventTime(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[1]
+
+
+class CountUntilTimer(KeyedProcessFunction):
+    """Counts a key's events; the first event without a pending timer registers one at
+    its timestamp + 10 s, which emits (key, timer time, count) and starts afresh."""
+
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        self.pending = runtime_context.get_state(ValueStateDescriptor("timer", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.count.update((self.count.value() or 0) + 1)
+        if self.pending.value() is None:
+            timer = ctx.timestamp() + TIMER_DELAY_MS
+            ctx.timer_service().register_event_time_timer(timer)
+            self.pending.update(timer)
+
+    def on_timer(self, timestamp, ctx):
+        yield ctx.get_current_key(), timestamp, self.count.value()
+        self.count.clear()
+        self.pending.clear()
+
+
+def w4(opts, n: int) -> CountSink:
+    env = _env(opts)
+    sink = CountSink(key=fired_at)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(
+        Duration.of_seconds(OUT_OF_ORDERNESS_MS // 1000)).with_timestamp_assigner(EventTime())
+    (_numbers(env, n).map(to_event).assign_timestamps_and_watermarks(strategy)
+     .key_by(event_key).process(CountUntilTimer()).add_sink(sink))
+    env.execute("W4")
+    return sink
+
+
+def _micro_batches(opts, n: int):
+    """The engine's micro-batches of NumberSequenceSource(0, n-1): split s holds
+    [n*s//p, n*(s+1)//p); batch b holds the b-th slice of at most micro_batch_size
+    of every split, in split order. Yields (batch, [(split, range), ...])."""
+    p, size = opts.parallelism, opts.micro_batch_size
+    bounds = [(n * s // p, n * (s + 1) // p) for s in range(p)]
+    batches = max(-(-(hi - lo) // size) for lo, hi in bounds)
+    for b in range(batches):
+        yield b, [(s, range(min(lo + b * size, hi), min(lo + (b + 1) * size, hi)))
+                  for s, (lo, hi) in enumerate(bounds)]
+
+
+def w4_baseline(opts, n: int) -> CountSink:
+    """The same counting, with the engine's watermark rule (so the outputs can be
+    compared exactly): a batch's records see the watermark fixed before it; after them
+    the timers up to that next watermark fire in timestamp order. The watermark is the
+    minimum over the unfinished splits of (max timestamp in earlier batches - 5 s - 1),
+    and MAX at the last batch. (Flink's per-record watermark would fire timers sooner:
+    fewer events per timer, more outputs.) Asserts the 5 s out-of-orderness bound."""
+    sink = CountSink(key=fired_at)
+    counts, pending, timers = {}, set(), []  # timers: heap of (time, key)
+    no_max = MIN_WATERMARK + OUT_OF_ORDERNESS_MS + 1  # Flink's start: watermark MIN
+    split_max = [no_max] * opts.parallelism
+    finished = [False] * opts.parallelism
+    watermark = MIN_WATERMARK
+    batches = list(_micro_batches(opts, n))
+    for b, splits in batches:
+        batch_max = split_max[:]
+        for s, numbers in splits:
+            top = batch_max[s]
+            for i in numbers:
+                event = to_event(i)
+                key, ts = event_key(event), event[1]
+                assert ts >= top - OUT_OF_ORDERNESS_MS, (i, ts, top)
+                if ts > top:
+                    top = ts
+                counts[key] = counts.get(key, 0) + 1
+                if key not in pending:
+                    pending.add(key)
+                    heapq.heappush(timers, (ts + TIMER_DELAY_MS, key))
+            batch_max[s] = top
+        if b == len(batches) - 1:
+            watermark = MAX_WATERMARK
+        else:
+            live = [m for m, done in zip(split_max, finished) if not done]
+            watermark = max(watermark, min(live) - OUT_OF_ORDERNESS_MS - 1)
+        while timers and timers[0][0] <= watermark:
+            timer, key = heapq.heappop(timers)
+            sink.invoke((key, timer, counts.pop(key)), None)
+            pending.discard(key)
+        split_max = batch_max
+        finished = [numbers.stop == n * (s + 1) // opts.parallelism for s, numbers in splits]
+    assert sum(count for _, _, count in sink.last.values()) == n
+    assert len(sink.last) == sink.count  # one timer per (key, time): last is the multiset
+    return sink
+
+
+WORKLOADS = {"W1": (w1, w1_baseline), "W2": (w2, w2_baseline), "W4": (w4, w4_baseline)}
