@@ -312,3 +312,28 @@ def test_an_idle_unbounded_job_keeps_firing_processing_time_timers():
     client.cancel().result(timeout=30)
     assert client.get_job_status().result() is JobStatus.CANCELED
     assert fired and fired[0] == ("reminder", "k")
+
+
+class ValueIsTime(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value
+
+
+def test_a_finished_input_no_longer_holds_the_watermark_back():
+    """Two sources, one record per batch: the first ends after batch 0, so from batch 1
+    on only the second drives the watermark (10 - 0 - 1 = 9 is seen in batch 2), instead
+    of min(0 - 1, 9) = -1."""
+    from api.datastream.connectors import NumberSequenceSource
+
+    class SeeWatermark(KeyedProcessFunction):
+        def process_element(self, value, ctx):
+            yield value, ctx.timer_service().current_watermark()
+
+    env = make_env("local", parallelism=1, micro_batch_size=1)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+        ValueIsTime())
+    short = env.from_source(NumberSequenceSource(0, 0), strategy, "short")
+    long = env.from_source(NumberSequenceSource(10, 13), strategy, "long")
+    got = sorted(short.union(long).key_by(lambda v: v % 2).process(SeeWatermark())
+                 .execute_and_collect())
+    assert got == [(0, MIN), (10, MIN), (11, MIN), (12, 9), (13, 10)]
