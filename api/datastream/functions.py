@@ -126,7 +126,11 @@ class ProcessFunction(Function):
 
         @abstractmethod
         def timestamp(self) -> int:
-            """Timestamp of the element being processed, or None."""
+            """Timestamp of the element being processed (Long.MIN_VALUE if it has none)."""
+
+        @abstractmethod
+        def output(self, output_tag, value) -> None:
+            """Emits ``value`` to a side output (the same as yielding ``(output_tag, value)``)."""
 
     @abstractmethod
     def process_element(self, value, ctx: "ProcessFunction.Context"):
@@ -145,6 +149,10 @@ class KeyedProcessFunction(Function):
 
     class OnTimerContext(Context):
         """Information available during ``on_timer``."""
+
+        @abstractmethod
+        def time_domain(self):
+            """The TimeDomain (EVENT_TIME or PROCESSING_TIME) of the firing timer."""
 
     @abstractmethod
     def process_element(self, value, ctx: "KeyedProcessFunction.Context"):
