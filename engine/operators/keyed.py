@@ -1,19 +1,9 @@
 """Keyed operators: rolling reduce (and the aggregations built on it)."""
 from ..errors import OperatorError
+from ..state_descriptors import InternalStateDescriptor
 from .base import UdfOperator
 
 REDUCE_STATE = "_reduce"
-
-
-class _InternalValueDescriptor:
-    """The engine's own ValueState descriptor (same duck type as the API's)."""
-    state_kind = "value"
-
-    def __init__(self, name):
-        self.name = name
-
-    def get_name(self):
-        return self.name
 
 
 class ReduceOperator(UdfOperator):
@@ -25,7 +15,7 @@ class ReduceOperator(UdfOperator):
         self._reduce = self.function.reduce
         self._backend = self.task.keyed_backend
         self._table, self._dirty = self._backend.value_table(
-            _InternalValueDescriptor(REDUCE_STATE))
+            InternalStateDescriptor(REDUCE_STATE, "value"))
         self._emit_each = not self.task.batch_mode
 
     def process_chunk(self, pairs):
