@@ -38,6 +38,34 @@ class _HeapState:
         return f"{type(self).__name__}({self.name!r})"
 
 
+class _MergingHeapState(_HeapState):
+    """State whose entries of several namespaces can be merged (merging windows)."""
+
+    __slots__ = ()
+
+    def _combine(self, a, b):
+        raise NotImplementedError
+
+    def merge_namespaces(self, target, sources) -> None:
+        """Folds the current key's entries of the ``sources`` namespaces into ``target``
+        (Flink's InternalMergingState.mergeNamespaces); the sources become empty."""
+        key = self._backend.get_current_key()
+        table, dirty = self._table, self._dirty
+        merged = None
+        for namespace in sources:
+            slot = (key, namespace)
+            value = table.pop(slot, None)
+            if value is not None:
+                dirty.add(slot)
+                merged = value if merged is None else self._combine(merged, value)
+        if merged is None:
+            return
+        slot = (key, target)
+        current = table.get(slot)
+        table[slot] = merged if current is None else self._combine(current, merged)
+        dirty.add(slot)
+
+
 class HeapValueState(_HeapState):
     """ValueState: one value per key, None when unset."""
 
@@ -55,10 +83,13 @@ class HeapValueState(_HeapState):
         self._dirty.add(slot)
 
 
-class HeapListState(_HeapState):
+class HeapListState(_MergingHeapState):
     """ListState: get() returns a copy of the list, [] when empty."""
 
     __slots__ = ()
+
+    def _combine(self, a, b):
+        return a + b
 
     def get(self) -> list:
         values = self._table.get(self._backend.current_slot)
@@ -165,7 +196,7 @@ class HeapMapState(_HeapState):
         return iter(self.keys())
 
 
-class HeapReducingState(_HeapState):
+class HeapReducingState(_MergingHeapState):
     """ReducingState: keeps ``reduce(reduce(v1, v2), v3)...``; get() is None when empty."""
 
     __slots__ = ("_reduce",)
@@ -173,6 +204,9 @@ class HeapReducingState(_HeapState):
     def __init__(self, name, backend, table, dirty, reduce_function):
         super().__init__(name, backend, table, dirty)
         self._reduce = getattr(reduce_function, "reduce", reduce_function)
+
+    def _combine(self, a, b):
+        return self._reduce(a, b)
 
     def get(self):
         return self._table.get(self._backend.current_slot)
@@ -188,16 +222,20 @@ class HeapReducingState(_HeapState):
         self._dirty.add(slot)
 
 
-class HeapAggregatingState(_HeapState):
+class HeapAggregatingState(_MergingHeapState):
     """AggregatingState: stores the accumulator; get() is ``get_result(acc)`` or None."""
 
-    __slots__ = ("_create_accumulator", "_add", "_get_result")
+    __slots__ = ("_create_accumulator", "_add", "_get_result", "_merge")
 
     def __init__(self, name, backend, table, dirty, agg_function):
         super().__init__(name, backend, table, dirty)
         self._create_accumulator = agg_function.create_accumulator
         self._add = agg_function.add
         self._get_result = agg_function.get_result
+        self._merge = agg_function.merge
+
+    def _combine(self, a, b):
+        return self._merge(a, b)
 
     def get(self):
         accumulator = self._table.get(self._backend.current_slot)

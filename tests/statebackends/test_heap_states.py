@@ -152,3 +152,21 @@ def test_name_registered_with_another_kind_is_rejected(backend):
     backend.get_list_state(ListStateDescriptor("x"))
     with pytest.raises(TypeError, match="'x' of operator 'op' is list state"):
         backend.get_state(ValueStateDescriptor("x"))
+
+
+def test_merge_namespaces_folds_windows_into_one():
+    backend = HashMapKeyedStateBackend("op", (0, 127), 128)
+    lists = backend.get_list_state(ListStateDescriptor("xs"))
+    sums = backend.get_reducing_state(ReducingStateDescriptor("sum", lambda a, b: a + b))
+    backend.set_current_key("k")
+    for namespace, values in (("w1", [1, 2]), ("w2", [3]), ("w3", [])):
+        backend.set_current_namespace(namespace)
+        for v in values:
+            lists.add(v)
+            sums.add(v)
+    lists.merge_namespaces("w3", ["w1", "w2"])
+    sums.merge_namespaces("w3", ["w1", "w2"])
+    backend.set_current_namespace("w3")
+    assert sorted(lists.get()) == [1, 2, 3] and sums.get() == 6
+    backend.set_current_namespace("w1")
+    assert lists.get() == [] and sums.get() is None
