@@ -1,0 +1,523 @@
+"""Triggers: when a window pane (one key, one window) is evaluated or purged.
+
+PyFlink's ``Trigger`` contract and its built-in triggers, with Flink's
+semantics. A trigger keeps no state of its own: one instance serves every key
+and window, and it reaches timers and state only through the
+``Trigger.TriggerContext`` the window operator hands it, which scopes both to
+the current (key, window).
+
+    trigger = EventTimeTrigger.create()
+    result = trigger.on_element(element, timestamp, window, ctx)
+    if result.is_fire():
+        emit(window_function(contents))
+    if result.is_purge():
+        contents.clear()
+
+The window operator implements ``Trigger.TriggerContext`` (and
+``Trigger.OnMergeContext`` for merging assigners) over its keyed state backend
+and timer service; the built-ins ask it for state with the small descriptors
+below, which duck-type the API's ``ReducingStateDescriptor`` (``state_kind``,
+``get_name()``, ``get_reduce_function()``) so this module needs nothing from
+``api``. The API re-exports these classes from ``api/datastream/window.py``.
+
+No Spark, no I/O.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from enum import Enum
+from typing import Any, Callable, Generic, TypeVar
+
+__all__ = [
+    "TriggerResult", "Trigger",
+    "EventTimeTrigger", "ProcessingTimeTrigger",
+    "ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger",
+    "CountTrigger", "PurgingTrigger", "NeverTrigger",
+]
+
+T = TypeVar("T")
+W = TypeVar("W")
+
+
+class TriggerResult(Enum):
+    """What happens to a window pane after a trigger call.
+
+    - CONTINUE: nothing.
+    - FIRE_AND_PURGE: evaluate the window function, emit, then clear the pane's contents.
+    - FIRE: evaluate the window function and emit; the contents stay.
+    - PURGE: clear the pane's contents without evaluating or emitting.
+
+    A FIRE on a pane without contents produces no output. The values are
+    PyFlink's ``(fire, purge)`` pairs.
+    """
+
+    CONTINUE = (False, False)
+    FIRE_AND_PURGE = (True, True)
+    FIRE = (True, False)
+    PURGE = (False, True)
+
+    def is_fire(self) -> bool:
+        return self.value[0]
+
+    def is_purge(self) -> bool:
+        return self.value[1]
+
+
+class Trigger(ABC, Generic[T, W]):
+    """Decides when a pane (the elements of one key in one window) is evaluated.
+
+    Triggers must hold no state in attributes: the same instance is used for
+    every key and window, and may be re-created. Timers and state go through
+    the ``ctx`` of each call. To be used with a merging window assigner, a
+    trigger returns True from ``can_merge()`` and implements ``on_merge()``.
+    """
+
+    class TriggerContext(ABC):
+        """Timers and state of the current (key, window), given to every trigger call."""
+
+        @abstractmethod
+        def get_current_processing_time(self) -> int:
+            """The current processing time, in epoch milliseconds."""
+
+        @abstractmethod
+        def get_metric_group(self) -> Any:
+            """The metric group of the window operator (as a user function's)."""
+
+        @abstractmethod
+        def get_current_watermark(self) -> int:
+            """The current event-time watermark."""
+
+        @abstractmethod
+        def register_processing_time_timer(self, time: int) -> None:
+            """Calls ``on_processing_time(time, window, ctx)`` once processing time is ``time``."""
+
+        @abstractmethod
+        def register_event_time_timer(self, time: int) -> None:
+            """Calls ``on_event_time(time, window, ctx)`` once the watermark reaches ``time``."""
+
+        @abstractmethod
+        def delete_processing_time_timer(self, time: int) -> None:
+            """Deletes this window's processing-time timer at ``time``, if there is one."""
+
+        @abstractmethod
+        def delete_event_time_timer(self, time: int) -> None:
+            """Deletes this window's event-time timer at ``time``, if there is one."""
+
+        @abstractmethod
+        def get_partitioned_state(self, state_descriptor) -> Any:
+            """The state of ``state_descriptor``, scoped to the current key and window."""
+
+    class OnMergeContext(TriggerContext):
+        """The context of ``on_merge``: the merged window's, plus merging of state."""
+
+        @abstractmethod
+        def merge_partitioned_state(self, state_descriptor) -> None:
+            """Merges the state of ``state_descriptor`` of the windows being merged into the
+            merged window's (the sources are cleared). Reducing, aggregating and list state."""
+
+    @abstractmethod
+    def on_element(self, element: T, timestamp: int, window: W,
+                   ctx: "Trigger.TriggerContext") -> TriggerResult:
+        """Called for every element added to a pane."""
+
+    @abstractmethod
+    def on_processing_time(self, time: int, window: W,
+                           ctx: "Trigger.TriggerContext") -> TriggerResult:
+        """Called when a processing-time timer registered through ``ctx`` fires."""
+
+    @abstractmethod
+    def on_event_time(self, time: int, window: W,
+                      ctx: "Trigger.TriggerContext") -> TriggerResult:
+        """Called when an event-time timer registered through ``ctx`` fires."""
+
+    def can_merge(self) -> bool:
+        """True if this trigger implements ``on_merge`` and so works with merging windows."""
+        return False
+
+    @abstractmethod
+    def on_merge(self, window: W, ctx: "Trigger.OnMergeContext") -> None:
+        """Called when windows have been merged into ``window``."""
+
+    @abstractmethod
+    def clear(self, window: W, ctx: "Trigger.TriggerContext") -> None:
+        """Deletes the timers and state this trigger holds for ``window`` (when it is purged)."""
+
+
+# -- internal state descriptors -------------------------------------------------------
+
+class _ReducingStateDescriptor:
+    """An internal reducing-state descriptor (duck-types the API's ReducingStateDescriptor)."""
+
+    state_kind = "reducing"
+
+    def __init__(self, name: str, reduce_function: Callable[[Any, Any], Any]):
+        self._name = name
+        self._reduce_function = reduce_function
+
+    def get_name(self) -> str:
+        return self._name
+
+    def get_reduce_function(self) -> Callable[[Any, Any], Any]:
+        return self._reduce_function
+
+    def __repr__(self) -> str:
+        return f"ReducingStateDescriptor({self._name!r})"
+
+
+def _sum(value1: int, value2: int) -> int:
+    return value1 + value2
+
+
+def _min(value1: int, value2: int) -> int:
+    return value1 if value1 <= value2 else value2
+
+
+# Flink's state names for these triggers.
+_COUNT = _ReducingStateDescriptor("count", _sum)
+_FIRE_TIME = _ReducingStateDescriptor("fire-time", _min)
+
+
+def _interval_millis(interval: Any) -> int:
+    """An interval in milliseconds from a Time/Duration (``to_milliseconds()``) or an int."""
+    millis = interval.to_milliseconds() if hasattr(interval, "to_milliseconds") else interval
+    if isinstance(millis, bool) or not isinstance(millis, int):
+        raise TypeError(f"interval must be a Time, a Duration or an int of milliseconds, "
+                        f"got {interval!r}")
+    if millis <= 0:
+        raise ValueError(f"interval must be positive, got {millis} ms")
+    return millis
+
+
+# -- built-in triggers ----------------------------------------------------------------
+
+class EventTimeTrigger(Trigger[T, Any]):
+    """Fires once the watermark passes the end of the window (its ``max_timestamp()``).
+
+    An element arriving when the watermark is already past the window end (a late
+    element within the allowed lateness) fires the window at once.
+    """
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return TriggerResult.FIRE
+        ctx.register_event_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        # Windows merge while an element is added, and that element's on_element fires a
+        # merged window whose end the watermark has passed; only a future end needs a timer.
+        if window.max_timestamp() > ctx.get_current_watermark():
+            ctx.register_event_time_timer(window.max_timestamp())
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        ctx.delete_event_time_timer(window.max_timestamp())
+
+    @staticmethod
+    def create() -> "EventTimeTrigger":
+        return EventTimeTrigger()
+
+    def __repr__(self) -> str:
+        return "EventTimeTrigger()"
+
+
+class ProcessingTimeTrigger(Trigger[T, Any]):
+    """Fires once processing time reaches the end of the window (its ``max_timestamp()``)."""
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        ctx.register_processing_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.FIRE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        if window.max_timestamp() > ctx.get_current_processing_time():
+            ctx.register_processing_time_timer(window.max_timestamp())
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        ctx.delete_processing_time_timer(window.max_timestamp())
+
+    @staticmethod
+    def create() -> "ProcessingTimeTrigger":
+        return ProcessingTimeTrigger()
+
+    def __repr__(self) -> str:
+        return "ProcessingTimeTrigger()"
+
+
+class ContinuousEventTimeTrigger(Trigger[T, Any]):
+    """Fires at every ``interval`` boundary of event time, and at the end of the window.
+
+    The first element of a pane schedules a firing at the next boundary after its
+    timestamp (``t - t % interval + interval``); each firing schedules the next,
+    capped at ``window.max_timestamp()``. The window end fires too, so a pane's
+    result can be emitted several times.
+
+        ContinuousEventTimeTrigger.of(Time.seconds(10))
+    """
+
+    def __init__(self, interval: int):
+        self.interval = _interval_millis(interval)
+
+    @staticmethod
+    def of(interval: Any) -> "ContinuousEventTimeTrigger":
+        """``interval``: a Time or Duration, or milliseconds."""
+        return ContinuousEventTimeTrigger(_interval_millis(interval))
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return TriggerResult.FIRE
+        ctx.register_event_time_timer(window.max_timestamp())
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        if fire_time.get() is None:
+            self._schedule_after(timestamp - timestamp % self.interval, window, ctx, fire_time)
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        if time == window.max_timestamp():
+            return TriggerResult.FIRE
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        if fire_time.get() == time:
+            fire_time.clear()
+            self._schedule_after(time, window, ctx, fire_time)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        ctx.merge_partitioned_state(_FIRE_TIME)
+        next_fire_time = ctx.get_partitioned_state(_FIRE_TIME).get()
+        if next_fire_time is not None:
+            ctx.register_event_time_timer(next_fire_time)
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        next_fire_time = fire_time.get()
+        if next_fire_time is not None:
+            ctx.delete_event_time_timer(next_fire_time)
+            fire_time.clear()
+
+    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
+                        fire_time) -> None:
+        next_fire_time = min(time + self.interval, window.max_timestamp())
+        fire_time.add(next_fire_time)
+        ctx.register_event_time_timer(next_fire_time)
+
+    def __repr__(self) -> str:
+        return f"ContinuousEventTimeTrigger({self.interval})"
+
+
+class ContinuousProcessingTimeTrigger(Trigger[T, Any]):
+    """Fires at every ``interval`` boundary of processing time, until the window ends.
+
+    The first element of a pane schedules a firing at the next boundary after the
+    current processing time; each firing schedules the next, capped at
+    ``window.max_timestamp()``. A firing at the window end schedules nothing (unlike
+    Flink, whose re-registered end timer fires in a loop on an event-time window whose
+    end processing time has passed); an element arriving after it schedules one more.
+
+        ContinuousProcessingTimeTrigger.of(Time.seconds(10))
+    """
+
+    def __init__(self, interval: int):
+        self.interval = _interval_millis(interval)
+
+    @staticmethod
+    def of(interval: Any) -> "ContinuousProcessingTimeTrigger":
+        """``interval``: a Time or Duration, or milliseconds."""
+        return ContinuousProcessingTimeTrigger(_interval_millis(interval))
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        if fire_time.get() is None:
+            now = ctx.get_current_processing_time()
+            self._schedule_after(now - now % self.interval, window, ctx, fire_time)
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        if fire_time.get() == time:
+            fire_time.clear()
+            # Flink re-registers the window end after firing at it; where nothing clears
+            # the window then (an event-time window), that timer is due again at once and
+            # fires in a loop (FLINK-35069). The last firing schedules nothing.
+            if time != window.max_timestamp():
+                self._schedule_after(time, window, ctx, fire_time)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        ctx.merge_partitioned_state(_FIRE_TIME)
+        next_fire_time = ctx.get_partitioned_state(_FIRE_TIME).get()
+        if next_fire_time is not None:
+            ctx.register_processing_time_timer(next_fire_time)
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        next_fire_time = fire_time.get()
+        if next_fire_time is not None:
+            ctx.delete_processing_time_timer(next_fire_time)
+            fire_time.clear()
+
+    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
+                        fire_time) -> None:
+        next_fire_time = min(time + self.interval, window.max_timestamp())
+        fire_time.add(next_fire_time)
+        ctx.register_processing_time_timer(next_fire_time)
+
+    def __repr__(self) -> str:
+        return f"ContinuousProcessingTimeTrigger({self.interval})"
+
+
+class CountTrigger(Trigger[T, Any]):
+    """Fires once a pane has received ``window_size`` elements since it last fired.
+
+    The count is reducing state of the pane; it restarts from zero after each
+    firing. The pane is not purged (wrap in ``PurgingTrigger`` for that). A pane
+    that never reaches the count never fires, also not at the end of input.
+    """
+
+    def __init__(self, window_size: int):
+        if isinstance(window_size, bool) or not isinstance(window_size, int):
+            raise TypeError(f"window_size must be an int, got {window_size!r}")
+        self._window_size = window_size
+
+    @staticmethod
+    def of(window_size: int) -> "CountTrigger":
+        return CountTrigger(window_size)
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        count = ctx.get_partitioned_state(_COUNT)
+        count.add(1)
+        if count.get() >= self._window_size:
+            count.clear()
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        ctx.merge_partitioned_state(_COUNT)
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        ctx.get_partitioned_state(_COUNT).clear()
+
+    def __repr__(self) -> str:
+        return f"CountTrigger({self._window_size})"
+
+
+class PurgingTrigger(Trigger[T, Any]):
+    """Wraps a trigger so that each of its firings also purges the pane (FIRE -> FIRE_AND_PURGE).
+
+        PurgingTrigger.of(CountTrigger.of(100))
+    """
+
+    def __init__(self, nested_trigger: Trigger[T, Any]):
+        if not isinstance(nested_trigger, Trigger):
+            raise TypeError(f"PurgingTrigger needs a Trigger, got {nested_trigger!r}")
+        self.nested_trigger = nested_trigger
+
+    @staticmethod
+    def of(nested_trigger: Trigger[T, Any]) -> "PurgingTrigger":
+        return PurgingTrigger(nested_trigger)
+
+    @staticmethod
+    def _purging(result: TriggerResult) -> TriggerResult:
+        return TriggerResult.FIRE_AND_PURGE if result.is_fire() else result
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        return self._purging(self.nested_trigger.on_element(element, timestamp, window, ctx))
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return self._purging(self.nested_trigger.on_processing_time(time, window, ctx))
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return self._purging(self.nested_trigger.on_event_time(time, window, ctx))
+
+    def can_merge(self) -> bool:
+        return self.nested_trigger.can_merge()
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        self.nested_trigger.on_merge(window, ctx)
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        self.nested_trigger.clear(window, ctx)
+
+    def __repr__(self) -> str:
+        return f"PurgingTrigger({self.nested_trigger!r})"
+
+
+class NeverTrigger(Trigger[T, Any]):
+    """Never fires: the default trigger of GlobalWindows."""
+
+    def on_element(self, element: T, timestamp: int, window: Any,
+                   ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        pass
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "NeverTrigger()"
