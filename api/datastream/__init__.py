@@ -1,16 +1,19 @@
 """The DataStream API, as in ``pyflink.datastream``."""
 from .data_stream import DataStream, DataStreamSink, KeyedStream
 from .execution_mode import RuntimeExecutionMode
-from .functions import (AggregateFunction, FilterFunction, FlatMapFunction, Function,
-                        KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
-                        ProcessFunction, ReduceFunction, RuntimeContext, SinkFunction,
-                        TimerService)
+from .functions import (AggregateFunction, AllWindowFunction, FilterFunction, FlatMapFunction,
+                        Function, KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
+                        ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
+                        ReduceFunction, RuntimeContext, SinkFunction, TimerService,
+                        WindowFunction)
+from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
 from engine.runtime_context import TimeDomain
 
 __all__ = [
-    "AggregateFunction", "CloseableIterator", "DataStream", "DataStreamSink",
+    "AggregateFunction", "AllWindowFunction", "AllWindowedStream", "ProcessAllWindowFunction",
+    "ProcessWindowFunction", "WindowFunction", "WindowedStream", "CloseableIterator", "DataStream", "DataStreamSink",
     "FilterFunction", "FlatMapFunction", "Function", "KeyedProcessFunction", "KeyedStream",
     "KeySelector", "MapFunction", "OutputTag", "Partitioner", "ProcessFunction",
     "ReduceFunction", "TimeDomain",

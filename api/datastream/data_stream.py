@@ -20,6 +20,7 @@ from . import functions as fn
 from .aggregations import aggregation
 from .output_tag import OutputTag
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
+from .windowed_stream import AllWindowedStream, WindowedStream
 
 NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
              "first, e.g. ds.key_by(lambda x: x[0]).{}(...)")
@@ -175,6 +176,10 @@ class DataStream:
         t.side_tag = output_tag.tag_id
         return DataStream(self._env, t)
 
+    def window_all(self, window_assigner) -> AllWindowedStream:
+        """Cuts the whole (non-keyed) stream into windows; evaluated with parallelism 1."""
+        return AllWindowedStream(self, _checked_assigner(window_assigner))
+
     def key_by(self, key_selector: Union[Callable, fn.KeySelector],
                key_type: TypeInformation = None) -> "KeyedStream":
         """Partitions the stream by the key ``key_selector`` returns; keyed state and keyed
@@ -303,6 +308,12 @@ def _with_timestamps(stream: DataStream, strategy: WatermarkStrategy) -> DataStr
     return timestamped
 
 
+def _checked_assigner(window_assigner):
+    if not hasattr(window_assigner, "assign_windows"):
+        raise TypeError(f"expected a WindowAssigner, got {type(window_assigner).__name__}")
+    return window_assigner
+
+
 def _is_pickled(type_info) -> bool:
     return type_info is None or isinstance(type_info, PickledBytesTypeInfo)
 
@@ -378,6 +389,18 @@ class KeyedStream(DataStream):
     def max_by(self, position_to_max_by: Union[int, str] = 0) -> DataStream:
         """Rolling element with the maximum value of the given field per key."""
         return self._aggregate("max_by", position_to_max_by)
+
+    def window(self, window_assigner) -> WindowedStream:
+        """Cuts each key's elements into windows, e.g.
+        ``ks.window(TumblingEventTimeWindows.of(Time.seconds(5))).reduce(f)``."""
+        return WindowedStream(self, _checked_assigner(window_assigner))
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        """Windows of ``size`` elements per key, sliding by ``slide`` if given."""
+        from .window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+        assigner = CountTumblingWindowAssigner.of(size) if slide == 0 \
+            else CountSlidingWindowAssigner.of(size, slide)
+        return WindowedStream(self, assigner)
 
     # A KeyedStream is defined by its partitioning: these cannot change it.
     def _no_partitioning(self, *args, **kwargs):

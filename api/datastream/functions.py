@@ -162,6 +162,69 @@ class KeyedProcessFunction(Function):
         """Called when a registered timer fires; yields output elements."""
 
 
+class WindowFunction(Function):
+    """Evaluates a keyed window: ``apply(key, window, inputs)`` yields the outputs."""
+
+    @abstractmethod
+    def apply(self, key, window, inputs):
+        """Evaluates the window's elements (or its one aggregated value)."""
+
+
+class ProcessWindowFunction(Function):
+    """Evaluates a keyed window with a Context: ``process(key, context, elements)``."""
+
+    class Context(ABC):
+        """The window being evaluated, time, and per-window / per-key state."""
+
+        @abstractmethod
+        def window(self):
+            """The window being evaluated."""
+
+        @abstractmethod
+        def current_processing_time(self) -> int:
+            """The current processing time."""
+
+        @abstractmethod
+        def current_watermark(self) -> int:
+            """The current event-time watermark."""
+
+        @abstractmethod
+        def window_state(self):
+            """State accessor (get_state, ...) scoped to the key and this window."""
+
+        @abstractmethod
+        def global_state(self):
+            """State accessor scoped to the key, across windows."""
+
+    @abstractmethod
+    def process(self, key, context: "ProcessWindowFunction.Context", elements):
+        """Evaluates the window; yields (or returns an iterable of) outputs."""
+
+    def clear(self, context: "ProcessWindowFunction.Context") -> None:
+        """Called when the window is cleaned up: delete its per-window state here."""
+
+
+class AllWindowFunction(Function):
+    """Evaluates a non-keyed window: ``apply(window, inputs)`` yields the outputs."""
+
+    @abstractmethod
+    def apply(self, window, inputs):
+        """Evaluates the window's elements (or its one aggregated value)."""
+
+
+class ProcessAllWindowFunction(Function):
+    """Evaluates a non-keyed window with a Context: ``process(context, elements)``."""
+
+    Context = ProcessWindowFunction.Context
+
+    @abstractmethod
+    def process(self, context: "ProcessWindowFunction.Context", elements):
+        """Evaluates the window; yields (or returns an iterable of) outputs."""
+
+    def clear(self, context: "ProcessWindowFunction.Context") -> None:
+        """Called when the window is cleaned up."""
+
+
 class RuntimeContext(ABC):
     """Information about the parallel instance running a function, and access to keyed state."""
 

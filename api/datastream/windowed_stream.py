@@ -1,0 +1,141 @@
+"""WindowedStream and AllWindowedStream, as in ``pyflink.datastream``: a keyed (or
+non-keyed) stream cut into windows by a WindowAssigner, evaluated by a window function
+when the trigger fires."""
+from functools import partial
+from typing import Callable, Optional, Union
+
+from engine.operators.window import WindowFunctionCall, WindowOperator
+
+from api.common.typeinfo import TypeInformation
+from . import functions as fn
+from .output_tag import OutputTag
+
+
+class _Windowed:
+    """What both windowed streams share: the assigner, trigger, lateness and late tag."""
+
+    _keyed_kinds = {fn.WindowFunction: "apply", fn.ProcessWindowFunction: "process"}
+
+    def __init__(self, keyed_stream, window_assigner):
+        self._keyed_stream = keyed_stream
+        self._assigner = window_assigner
+        self._trigger = None
+        self._allowed_lateness = 0
+        self._late_tag: Optional[OutputTag] = None
+
+    def get_execution_environment(self):
+        return self._keyed_stream.get_execution_environment()
+
+    def get_input_type(self) -> TypeInformation:
+        return self._keyed_stream.get_type()
+
+    def trigger(self, trigger):
+        """Sets the Trigger that decides when windows fire (default: the assigner's)."""
+        self._trigger = trigger
+        return self
+
+    def allowed_lateness(self, time_ms: int):
+        """Keeps windows for ``time_ms`` after the watermark passed their end: late elements
+        within it re-fire the window. Only for event-time windows."""
+        if time_ms < 0:
+            raise ValueError("The allowed lateness cannot be negative.")
+        if time_ms and not self._assigner.is_event_time():
+            raise ValueError("Setting an allowed lateness is only valid for event-time "
+                             "windows.")
+        self._allowed_lateness = int(time_ms)
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag):
+        """Sends elements that arrive after their windows' cleanup to ``output_tag``
+        (``get_side_output(output_tag)`` on the result) instead of dropping them."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError("side_output_late_data() expects an OutputTag")
+        self._late_tag = output_tag
+        return self
+
+    def _call_kind(self, window_function) -> str:
+        for interface, kind in self._keyed_kinds.items():
+            if isinstance(window_function, interface):
+                return kind
+        names = " or ".join(i.__name__ for i in self._keyed_kinds)
+        raise TypeError(f"the window function must be a {names}, got "
+                        f"{type(window_function).__name__}")
+
+    def _window(self, name: str, contents, call: WindowFunctionCall, output_type):
+        env = self.get_execution_environment()
+        trigger = self._trigger or self._assigner.get_default_trigger(env)
+        factory = partial(WindowOperator, self._assigner, trigger, contents, call,
+                          self._allowed_lateness,
+                          self._late_tag.tag_id if self._late_tag else None)
+        stream = self._keyed_stream._keyed(name, factory, output_type)
+        stream._transformation.uses_time = True
+        return stream
+
+    def _reduce_or_aggregate(self, name, contents, window_function, output_type):
+        if window_function is None:
+            call = WindowFunctionCall(None, "none", single=True)
+        else:
+            call = WindowFunctionCall(window_function, self._call_kind(window_function),
+                                      single=True)
+        return self._window(name, contents, call, output_type)
+
+    def reduce(self, reduce_function: Union[fn.ReduceFunction, Callable],
+               window_function=None, output_type: TypeInformation = None):
+        """Reduces each window incrementally (one value per key and window); the result,
+        or ``window_function`` applied to it, is emitted when the window fires."""
+        if window_function is None and output_type is None:
+            output_type = self.get_input_type()
+        return self._reduce_or_aggregate(
+            "Window(Reduce)", ("reducing", fn.wrap_reduce(reduce_function)), window_function,
+            output_type)
+
+    def aggregate(self, aggregate_function: fn.AggregateFunction, window_function=None,
+                  accumulator_type: TypeInformation = None,
+                  output_type: TypeInformation = None):
+        """Aggregates each window incrementally with one accumulator per key and window."""
+        if not isinstance(aggregate_function, fn.AggregateFunction):
+            raise TypeError("aggregate() expects an AggregateFunction, got "
+                            f"{type(aggregate_function).__name__}")
+        return self._reduce_or_aggregate(
+            "Window(Aggregate)", ("aggregating", aggregate_function), window_function,
+            output_type)
+
+    def apply(self, window_function, result_type: TypeInformation = None):
+        """Evaluates each window's buffered elements with a WindowFunction."""
+        kind = self._call_kind(window_function)
+        return self._window("Window(Apply)", ("list", None),
+                            WindowFunctionCall(window_function, kind, single=False),
+                            result_type)
+
+    def process(self, process_window_function, result_type: TypeInformation = None):
+        """Evaluates each window's buffered elements with a ProcessWindowFunction."""
+        kind = self._call_kind(process_window_function)
+        return self._window("Window(Process)", ("list", None),
+                            WindowFunctionCall(process_window_function, kind, single=False),
+                            result_type)
+
+
+class WindowedStream(_Windowed):
+    """A KeyedStream cut into windows: ``ks.window(TumblingEventTimeWindows.of(...))``."""
+
+
+def _the_only_key(value) -> int:
+    return 0
+
+
+class AllWindowedStream(_Windowed):
+    """A non-keyed stream cut into windows (``ds.window_all(...)``); its window operator
+    runs with parallelism 1, as in Flink."""
+
+    _keyed_kinds = {fn.AllWindowFunction: "apply_all",
+                    fn.ProcessAllWindowFunction: "process_all"}
+
+    def __init__(self, data_stream, window_assigner):
+        super().__init__(data_stream.key_by(_the_only_key), window_assigner)
+
+    def _window(self, name, contents, call, output_type):
+        stream = super()._window(name.replace("Window(", "AllWindow("), contents, call,
+                                 output_type)
+        stream._transformation.parallelism = 1
+        stream._transformation.max_parallelism = 1
+        return stream

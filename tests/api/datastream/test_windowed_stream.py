@@ -1,0 +1,191 @@
+"""Windows: assigners, window functions, lateness and non-keyed windows, against a
+brute-force reference that groups the whole input by key and window."""
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from api.common import Duration, Time, TimestampAssigner, WatermarkStrategy
+from api.datastream import (AggregateFunction, AllWindowFunction, OutputTag,
+                            ProcessWindowFunction, WindowFunction)
+from api.datastream.window import (EventTimeSessionWindows, SlidingEventTimeWindows,
+                                   TumblingEventTimeWindows)
+from tests.conftest import make_env
+
+DATA = [("a", 1, 1000), ("a", 2, 2000), ("b", 3, 4500), ("a", 4, 6000), ("b", 5, 12000),
+        ("a", 6, 3000)]
+
+
+class ThirdField(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[2]
+
+
+def timestamped(env, data, disorder_ms=2000):
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(disorder_ms)) \
+        .with_timestamp_assigner(ThirdField())
+    return env.from_collection(data).assign_timestamps_and_watermarks(strategy)
+
+
+class Contents(ProcessWindowFunction):
+    def process(self, key, context, elements):
+        window = context.window()
+        yield key, window.start, window.end, sorted(e[1] for e in elements)
+
+
+class CountAndSum(AggregateFunction):
+    def create_accumulator(self):
+        return 0, 0
+
+    def add(self, value, accumulator):
+        return accumulator[0] + 1, accumulator[1] + value[1]
+
+    def get_result(self, accumulator):
+        return accumulator
+
+    def merge(self, a, b):
+        return a[0] + b[0], a[1] + b[1]
+
+
+def reference(data, windows_of, sessions_gap=None):
+    """Brute force: every (key, window) with the sorted values it contains."""
+    groups = defaultdict(list)
+    if sessions_gap is None:
+        for key, value, ts in data:
+            for start, end in windows_of(ts):
+                groups[(key, start, end)].append(value)
+    else:
+        for key in {k for k, _, _ in data}:
+            intervals = sorted((ts, ts + sessions_gap, v) for k, v, ts in data if k == key)
+            session = None
+            for start, end, value in intervals:
+                if session and start <= session[1]:  # Flink merges touching windows
+                    session = [session[0], max(session[1], end), session[2] + [value]]
+                else:
+                    if session:
+                        groups[(key, session[0], session[1])] = session[2]
+                    session = [start, end, [value]]
+            groups[(key, session[0], session[1])] = session[2]
+    return sorted((k, s, e, sorted(vs)) for (k, s, e), vs in groups.items())
+
+
+def tumbling(size):
+    return lambda ts: [(ts - ts % size, ts - ts % size + size)]
+
+
+def sliding(size, slide):
+    def windows(ts):
+        last = ts - ts % slide
+        return [(start, start + size) for start in range(last, ts - size, -slide)]
+    return windows
+
+
+ASSIGNERS = {
+    "tumbling": (lambda: TumblingEventTimeWindows.of(Time.seconds(5)), tumbling(5000), None),
+    "sliding": (lambda: SlidingEventTimeWindows.of(Time.seconds(10), Time.seconds(5)),
+                sliding(10000, 5000), None),
+    "session": (lambda: EventTimeSessionWindows.with_gap(Time.seconds(3)), None, 3000),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ASSIGNERS))
+def test_process_window_function_per_assigner(env_factory, kind):
+    make_assigner, windows_of, gap = ASSIGNERS[kind]
+    env = env_factory(parallelism=2)
+    got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(make_assigner())
+               .process(Contents()).execute_and_collect())
+    assert sorted(got) == reference(DATA, windows_of, gap)
+
+
+@settings(max_examples=40, deadline=None)
+@given(draws=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 30_000),
+                                st.integers(0, 3000)), max_size=25),
+       kind=st.sampled_from(sorted(ASSIGNERS)), parallelism=st.sampled_from([1, 2, 4]),
+       batch_size=st.sampled_from([1, 2, 5, 1000]))
+def test_windows_match_the_brute_force_reference(draws, kind, parallelism, batch_size):
+    """With disorder inside the bound no element is late, so every window holds exactly
+    the elements the reference puts in it, whatever the batch size and parallelism."""
+    bases = sorted(base for _, base, _ in draws)
+    data = [(key, i, base - jitter)
+            for i, ((key, _, jitter), base) in enumerate(zip(draws, bases))]
+    make_assigner, windows_of, gap = ASSIGNERS[kind]
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch_size)
+    got = list(timestamped(env, data, disorder_ms=3000).key_by(lambda r: r[0])
+               .window(make_assigner()).process(Contents()).execute_and_collect())
+    assert sorted(got) == reference(data, windows_of, gap)
+
+
+def test_incremental_reduce_and_aggregate_with_and_without_window_functions(env_factory):
+    env = env_factory(parallelism=2)
+    windowed = timestamped(env, DATA).key_by(lambda r: r[0]) \
+        .window(TumblingEventTimeWindows.of(Time.seconds(5)))
+    reduced = windowed.reduce(lambda a, b: (a[0], a[1] + b[1], max(a[2], b[2])))
+    assert sorted(reduced.execute_and_collect()) == [
+        ("a", 4, 6000), ("a", 9, 3000), ("b", 3, 4500), ("b", 5, 12000)]
+
+    class WithWindow(WindowFunction):
+        def apply(self, key, window, inputs):
+            yield key, window.start, list(inputs)
+
+    env = env_factory(parallelism=2)
+    aggregated = timestamped(env, DATA).key_by(lambda r: r[0]) \
+        .window(TumblingEventTimeWindows.of(Time.seconds(5))) \
+        .aggregate(CountAndSum(), window_function=WithWindow())
+    assert sorted(aggregated.execute_and_collect()) == [
+        ("a", 0, [(3, 9)]), ("a", 5000, [(1, 4)]), ("b", 0, [(1, 3)]), ("b", 10000, [(1, 5)])]
+
+
+class Late(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[1]
+
+
+@pytest.mark.parametrize("lateness, expected_main, expected_late", [
+    (0, [("w0", [100, 200])], [("late", 300)]),
+    (40_000, [("w0", [100, 200]), ("w0", [100, 200, 300])], []),
+])
+def test_late_elements_are_dropped_side_output_or_refire(lateness, expected_main,
+                                                          expected_late, capfd):
+    """One record per batch: the record at 30 s moves the watermark past the first
+    window before the late record (at 300 ms) arrives."""
+    late_tag = OutputTag("late")
+
+    class Named(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            if context.window().start == 0:
+                yield "w0", sorted(e[1] for e in elements)
+
+    data = [("k", 100), ("k", 200), ("k", 30_000), ("k", 30_001), ("k", 300)]
+    env = make_env("local", micro_batch_size=1)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(Late())
+    windowed = env.from_collection(data).assign_timestamps_and_watermarks(strategy) \
+        .key_by(lambda r: r[0]).window(TumblingEventTimeWindows.of(Time.seconds(1))) \
+        .allowed_lateness(lateness).side_output_late_data(late_tag)
+    main = windowed.process(Named())
+    main.get_side_output(late_tag).map(lambda r: ("late", r[1])).print()
+    assert list(main.execute_and_collect()) == expected_main
+    assert capfd.readouterr().out.splitlines() == [str(r) for r in expected_late]
+
+
+def test_count_windows(env_factory):
+    env = env_factory(parallelism=2)
+    got = sorted(env.from_collection([("a", 1), ("a", 2), ("b", 3), ("a", 4), ("a", 5),
+                                      ("a", 6)])
+                 .key_by(lambda r: r[0]).count_window(2)
+                 .reduce(lambda x, y: (x[0], x[1] + y[1])).execute_and_collect())
+    # a full window of two fires; 'b' (one element) and the last 'a' never fill
+    assert got == [("a", 3), ("a", 9)]
+
+
+def test_window_all_runs_with_parallelism_one(env_factory):
+    class Everything(AllWindowFunction):
+        def apply(self, window, inputs):
+            yield window.start, sorted(e[1] for e in inputs)
+
+    env = env_factory(parallelism=2)
+    stream = timestamped(env, DATA).window_all(TumblingEventTimeWindows.of(Time.seconds(5))) \
+        .apply(Everything())
+    assert stream._transformation.parallelism == 1
+    assert sorted(stream.execute_and_collect()) == [(0, [1, 2, 3, 6]), (5000, [4]),
+                                                   (10000, [5])]
