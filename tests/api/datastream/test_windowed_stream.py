@@ -352,3 +352,65 @@ def test_window_state_global_state_and_clear_as_pyflink(env_factory, tmp_path):
     assert sorted(got) == sorted(expected)
     assert sorted(log.read_text().splitlines()) == sorted(
         f"{window} {CONTINUOUS_FIRINGS[ks]}" for ks, window in windows.items())
+
+
+def test_processing_time_windows_with_a_scripted_clock(env_factory):
+    from api.datastream.window import TumblingProcessingTimeWindows
+    from api.testing import TestStream
+    stream = (TestStream()
+              .add_elements([(("k", 1), 0), (("k", 2), 0)])          # processing time 0
+              .advance_processing_time(1500)                          # window [0, 1 s) fires
+              .add_elements([(("k", 3), 0)])                          # lands in [1 s, 2 s)
+              .advance_processing_time(1000))                         # that window fires
+    env = env_factory(parallelism=1)
+    got = list(env.from_source(stream, WatermarkStrategy.no_watermarks(), "clock")
+               .key_by(lambda r: r[0])
+               .window(TumblingProcessingTimeWindows.of(Time.seconds(1)))
+               .process(Contents()).execute_and_collect())
+    assert got == [("k", 0, 1000, [1, 2]), ("k", 1000, 2000, [3])]
+
+
+def test_dynamic_session_gaps_and_a_user_written_assigner(env_factory):
+    from api.datastream.window import (EventTimeSessionWindows, SessionWindowTimeGapExtractor,
+                                       TimeWindow, WindowAssigner)
+
+    class GapFromValue(SessionWindowTimeGapExtractor):
+        def extract(self, element):
+            return element[1] * 1000
+
+    env = env_factory(parallelism=2)
+    got = list(timestamped(env, DATA).key_by(lambda r: r[0])
+               .window(EventTimeSessionWindows.with_dynamic_gap(GapFromValue()))
+               .process(Contents()).execute_and_collect())
+    # a: [1000,2000) [2000,4000) [3000,9000) [6000,10000) merge; b: [4500,7500), [12000,17000)
+    assert sorted(got) == [("a", 1000, 10000, [1, 2, 4, 6]), ("b", 4500, 7500, [3]),
+                           ("b", 12000, 17000, [5])]
+
+    class EvenOdd(WindowAssigner):
+        """A user assigner: one window per parity of the value."""
+
+        def assign_windows(self, element, timestamp, context):
+            return [TimeWindow(element[1] % 2, element[1] % 2 + 1)]
+
+        def get_default_trigger(self, env):
+            from api.datastream.window import EventTimeTrigger
+            return EventTimeTrigger.create()
+
+        def is_event_time(self):
+            return True
+
+    env = env_factory(parallelism=1)
+    got = list(timestamped(env, DATA).window_all(EvenOdd())
+               .reduce(lambda a, b: ("all", a[1] + b[1], 0)).execute_and_collect())
+    assert sorted(got) == [("all", 9, 0), ("all", 12, 0)]
+
+
+def test_batch_mode_windows_emit_once_at_end_of_input():
+    from api.datastream import RuntimeExecutionMode
+    for kind in sorted(ASSIGNERS):
+        make_assigner, windows_of, gap = ASSIGNERS[kind]
+        env = make_env("local", parallelism=2)
+        env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+        got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(make_assigner())
+                   .process(Contents()).execute_and_collect())
+        assert sorted(got) == reference(DATA, windows_of, gap), kind
