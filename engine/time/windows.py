@@ -100,11 +100,12 @@ class TimeWindow(Window):
         TimeWindow(0, 5000).max_timestamp()   # 4999
     """
 
-    __slots__ = ("start", "end")
+    __slots__ = ("start", "end", "_hash")
 
     def __init__(self, start: int, end: int):
         self.start = start
         self.end = end
+        self._hash = hash((start, end))  # windows are dict keys on the hot path
 
     def max_timestamp(self) -> int:
         return self.end - 1
@@ -158,7 +159,7 @@ class TimeWindow(Window):
         return self.start == other.start and self.end == other.end
 
     def __hash__(self) -> int:
-        return hash((TimeWindow, self.start, self.end))
+        return self._hash
 
     def __lt__(self, other: "TimeWindow") -> bool:
         if type(other) is not TimeWindow:
