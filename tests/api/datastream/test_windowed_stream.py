@@ -49,15 +49,17 @@ class CountAndSum(AggregateFunction):
 
 
 def reference(data, windows_of, sessions_gap=None):
-    """Brute force: every (key, window) with the sorted values it contains."""
+    """Brute force: every (key, window) with the sorted values it contains.
+    ``sessions_gap``: a session gap in ms, or a function of the value giving one."""
     groups = defaultdict(list)
     if sessions_gap is None:
         for key, value, ts in data:
             for start, end in windows_of(ts):
                 groups[(key, start, end)].append(value)
     else:
+        gap_of = sessions_gap if callable(sessions_gap) else (lambda value: sessions_gap)
         for key in {k for k, _, _ in data}:
-            intervals = sorted((ts, ts + sessions_gap, v) for k, v, ts in data if k == key)
+            intervals = sorted((ts, ts + gap_of(v), v) for k, v, ts in data if k == key)
             session = None
             for start, end, value in intervals:
                 if session and start <= session[1]:  # Flink merges touching windows
@@ -81,8 +83,28 @@ def sliding(size, slide):
     return windows
 
 
+def gap_of_value(value):
+    return 1000 + (value % 3) * 1000
+
+
+class ValueGap:
+    """A SessionWindowTimeGapExtractor (the API class is imported lazily below)."""
+
+    def extract(self, element):
+        return gap_of_value(element[1])
+
+
+def dynamic_sessions():
+    from api.datastream.window import SessionWindowTimeGapExtractor
+
+    class Gap(ValueGap, SessionWindowTimeGapExtractor):
+        pass
+    return EventTimeSessionWindows.with_dynamic_gap(Gap())
+
+
 ASSIGNERS = {
     "tumbling": (lambda: TumblingEventTimeWindows.of(Time.seconds(5)), tumbling(5000), None),
+    "dynamic_session": (dynamic_sessions, None, gap_of_value),
     "sliding": (lambda: SlidingEventTimeWindows.of(Time.seconds(10), Time.seconds(5)),
                 sliding(10000, 5000), None),
     "session": (lambda: EventTimeSessionWindows.with_gap(Time.seconds(3)), None, 3000),
@@ -414,3 +436,43 @@ def test_batch_mode_windows_emit_once_at_end_of_input():
         got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(make_assigner())
                    .process(Contents()).execute_and_collect())
         assert sorted(got) == reference(DATA, windows_of, gap), kind
+
+
+@settings(max_examples=30, deadline=None)
+@given(keys=st.lists(st.sampled_from("abc"), max_size=30), size=st.integers(1, 4),
+       slide=st.integers(0, 3), parallelism=st.sampled_from([1, 2, 4]),
+       batch_size=st.sampled_from([1, 3, 1000]))
+def test_count_windows_match_the_brute_force_reference(keys, size, slide, parallelism,
+                                                       batch_size):
+    """Count windows of each key's elements in arrival order; only full windows fire
+    (PyFlink: a sliding count window fires once it holds ``size`` elements)."""
+    data = [(key, i) for i, key in enumerate(keys)]
+    per_key = defaultdict(list)
+    for key, i in data:
+        per_key[key].append(i)
+    step = slide or size
+    expected = sorted((key, values[start:start + size]) for key, values in per_key.items()
+                      for start in range(0, len(values) - size + 1, step))
+
+    class Values(WindowFunction):
+        def apply(self, key, window, inputs):
+            yield key, [v[1] for v in inputs]
+
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch_size)
+    got = list(env.from_collection(data).key_by(lambda r: r[0]).count_window(size, slide)
+               .apply(Values()).execute_and_collect())
+    assert sorted(got) == expected
+
+
+def test_process_all_window_function(env_factory):
+    from api.datastream import ProcessAllWindowFunction
+
+    class Everything(ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield context.window().start, context.current_watermark(), \
+                sorted(e[1] for e in elements)
+
+    env = env_factory(parallelism=2)
+    got = sorted(timestamped(env, DATA).window_all(TumblingEventTimeWindows.of(Time.seconds(5)))
+                 .process(Everything()).execute_and_collect())
+    assert got == [(0, MAX, [1, 2, 3, 6]), (5000, MAX, [4]), (10000, MAX, [5])]
