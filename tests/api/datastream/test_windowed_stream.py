@@ -476,3 +476,25 @@ def test_process_all_window_function(env_factory):
     got = sorted(timestamped(env, DATA).window_all(TumblingEventTimeWindows.of(Time.seconds(5)))
                  .process(Everything()).execute_and_collect())
     assert got == [(0, MAX, [1, 2, 3, 6]), (5000, MAX, [4]), (10000, MAX, [5])]
+
+
+def test_a_user_written_merging_assigner(env_factory):
+    from api.datastream.window import (EventTimeTrigger, MergingWindowAssigner, TimeWindow)
+
+    class TwoSecondSessions(MergingWindowAssigner):
+        def assign_windows(self, element, timestamp, context):
+            return [TimeWindow(timestamp, timestamp + 2000)]
+
+        def merge_windows(self, windows, callback):
+            TimeWindow.merge_windows(windows, callback)
+
+        def get_default_trigger(self, env):
+            return EventTimeTrigger.create()
+
+        def is_event_time(self):
+            return True
+
+    env = env_factory(parallelism=2)
+    got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(TwoSecondSessions())
+               .process(Contents()).execute_and_collect())
+    assert sorted(got) == reference(DATA, None, 2000)
