@@ -266,7 +266,46 @@ class ProcessingTimeTrigger(Trigger[T, Any]):
         return "ProcessingTimeTrigger()"
 
 
-class ContinuousEventTimeTrigger(Trigger[T, Any]):
+class _ContinuousTrigger(Trigger[T, Any]):
+    """What both continuous triggers share: the next firing time is reducing state
+    ``fire-time`` of the pane, and its timer lives in the trigger's time domain."""
+
+    def __init__(self, interval: int):
+        self.interval = _interval_millis(interval)
+
+    def _register(self, ctx: Trigger.TriggerContext, time: int) -> None:
+        raise NotImplementedError
+
+    def _delete(self, ctx: Trigger.TriggerContext, time: int) -> None:
+        raise NotImplementedError
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        ctx.merge_partitioned_state(_FIRE_TIME)
+        next_fire_time = ctx.get_partitioned_state(_FIRE_TIME).get()
+        if next_fire_time is not None:
+            self._register(ctx, next_fire_time)
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        next_fire_time = fire_time.get()
+        if next_fire_time is not None:
+            self._delete(ctx, next_fire_time)
+            fire_time.clear()
+
+    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
+                        fire_time) -> None:
+        next_fire_time = min(time + self.interval, window.max_timestamp())
+        fire_time.add(next_fire_time)
+        self._register(ctx, next_fire_time)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.interval})"
+
+
+class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
     """Fires at every ``interval`` boundary of event time, and at the end of the window.
 
     The first element of a pane schedules a firing at the next boundary after its
@@ -277,13 +316,16 @@ class ContinuousEventTimeTrigger(Trigger[T, Any]):
         ContinuousEventTimeTrigger.of(Time.seconds(10))
     """
 
-    def __init__(self, interval: int):
-        self.interval = _interval_millis(interval)
-
     @staticmethod
     def of(interval: Any) -> "ContinuousEventTimeTrigger":
         """``interval``: a Time or Duration, or milliseconds."""
         return ContinuousEventTimeTrigger(_interval_millis(interval))
+
+    def _register(self, ctx, time):
+        ctx.register_event_time_timer(time)
+
+    def _delete(self, ctx, time):
+        ctx.delete_event_time_timer(time)
 
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
@@ -310,33 +352,8 @@ class ContinuousEventTimeTrigger(Trigger[T, Any]):
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
-    def can_merge(self) -> bool:
-        return True
 
-    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
-        ctx.merge_partitioned_state(_FIRE_TIME)
-        next_fire_time = ctx.get_partitioned_state(_FIRE_TIME).get()
-        if next_fire_time is not None:
-            ctx.register_event_time_timer(next_fire_time)
-
-    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
-        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
-        next_fire_time = fire_time.get()
-        if next_fire_time is not None:
-            ctx.delete_event_time_timer(next_fire_time)
-            fire_time.clear()
-
-    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
-                        fire_time) -> None:
-        next_fire_time = min(time + self.interval, window.max_timestamp())
-        fire_time.add(next_fire_time)
-        ctx.register_event_time_timer(next_fire_time)
-
-    def __repr__(self) -> str:
-        return f"ContinuousEventTimeTrigger({self.interval})"
-
-
-class ContinuousProcessingTimeTrigger(Trigger[T, Any]):
+class ContinuousProcessingTimeTrigger(_ContinuousTrigger[T]):
     """Fires at every ``interval`` boundary of processing time, until the window ends.
 
     The first element of a pane schedules a firing at the next boundary after the
@@ -348,13 +365,16 @@ class ContinuousProcessingTimeTrigger(Trigger[T, Any]):
         ContinuousProcessingTimeTrigger.of(Time.seconds(10))
     """
 
-    def __init__(self, interval: int):
-        self.interval = _interval_millis(interval)
-
     @staticmethod
     def of(interval: Any) -> "ContinuousProcessingTimeTrigger":
         """``interval``: a Time or Duration, or milliseconds."""
         return ContinuousProcessingTimeTrigger(_interval_millis(interval))
+
+    def _register(self, ctx, time):
+        ctx.register_processing_time_timer(time)
+
+    def _delete(self, ctx, time):
+        ctx.delete_processing_time_timer(time)
 
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
@@ -380,31 +400,6 @@ class ContinuousProcessingTimeTrigger(Trigger[T, Any]):
     def on_event_time(self, time: int, window: Any,
                       ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
-        ctx.merge_partitioned_state(_FIRE_TIME)
-        next_fire_time = ctx.get_partitioned_state(_FIRE_TIME).get()
-        if next_fire_time is not None:
-            ctx.register_processing_time_timer(next_fire_time)
-
-    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
-        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
-        next_fire_time = fire_time.get()
-        if next_fire_time is not None:
-            ctx.delete_processing_time_timer(next_fire_time)
-            fire_time.clear()
-
-    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
-                        fire_time) -> None:
-        next_fire_time = min(time + self.interval, window.max_timestamp())
-        fire_time.add(next_fire_time)
-        ctx.register_processing_time_timer(next_fire_time)
-
-    def __repr__(self) -> str:
-        return f"ContinuousProcessingTimeTrigger({self.interval})"
 
 
 class CountTrigger(Trigger[T, Any]):
