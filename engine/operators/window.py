@@ -12,6 +12,7 @@ from ..errors import OperatorError
 from ..state_descriptors import InternalStateDescriptor
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
 from ..time.watermarks import MAX_WATERMARK, MIN_WATERMARK
+from ..time.windows import MergingWindowSet
 from .base import UdfOperator
 
 CONTENTS = "window-contents"
@@ -291,7 +292,6 @@ class WindowOperator(UdfOperator):
         """Adds ``new_window`` to the key's merging window set; returns (the window the
         element belongs to, the window whose namespace holds its state), or (None, None)
         if that window is already late."""
-        from ..time.windows import MergingWindowSet
         self.backend.set_current_namespace(None)
         merging_set = MergingWindowSet.from_dict(self.assigner, self.merging_sets.value())
 
@@ -354,7 +354,6 @@ class WindowOperator(UdfOperator):
         state_window = window
         merging_set = None
         if self.merging:
-            from ..time.windows import MergingWindowSet
             self.backend.set_current_namespace(None)
             merging_set = MergingWindowSet.from_dict(self.assigner, self.merging_sets.value())
             state_window = merging_set.get_state_window(window)
