@@ -25,6 +25,7 @@ class JobSettings:
     spark_session: Optional[object] = None
     state_dir: Optional[str] = None
     job_parameters: Dict[str, str] = field(default_factory=dict)
+    state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
 
 
 def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJob:
@@ -43,7 +44,10 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                 f"The function of operator '{node.name}' cannot be serialized to ship it to "
                 f"the workers: {type(e).__name__}: {e}. Functions may not capture locks, "
                 "open files, sockets or sessions; create those in open().") from e
-    return CompiledJob(uuid.uuid4().hex, plan, factories)
+    if settings.state_backend not in ("hashmap", "rocksdb"):
+        raise ValueError(f"unknown state backend {settings.state_backend!r}: use 'hashmap' "
+                         "or 'rocksdb'")
+    return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend)
 
 
 def make_executor(settings: JobSettings):

@@ -14,6 +14,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
 
 from .errors import OperatorError
@@ -27,6 +28,7 @@ from .time.timers import InternalTimerService
 from .time.watermarks import MIN_WATERMARK
 
 CACHED_INSTANCES = 64
+STATE_BACKENDS = {"hashmap": HashMapKeyedStateBackend, "rocksdb": RocksDBKeyedStateBackend}
 CACHED_JOBS = 4
 
 # Items a task yields.
@@ -57,6 +59,7 @@ class CompiledJob:
     run_id: str
     plan: JobPlan
     factories: Dict[int, bytes]
+    state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
 
 
 class OperatorTask:
@@ -151,7 +154,7 @@ class StageInstance:
         node = self.keyed_node
         kg_range = key_group_range_for_operator(
             node.max_parallelism, self.stage.parallelism, self.partition)
-        return HashMapKeyedStateBackend.restore(
+        return STATE_BACKENDS[self.job.state_backend].restore(
             StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
             batch.base_version)
 

@@ -8,10 +8,12 @@ from .functions import (AggregateFunction, AllWindowFunction, FilterFunction, Fl
                         WindowFunction)
 from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
+from .state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
 from engine.runtime_context import TimeDomain
 
 __all__ = [
+    "EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend",
     "AggregateFunction", "AllWindowFunction", "AllWindowedStream", "ProcessAllWindowFunction",
     "ProcessWindowFunction", "WindowFunction", "WindowedStream", "CloseableIterator", "DataStream", "DataStreamSink",
     "FilterFunction", "FlatMapFunction", "Function", "KeyedProcessFunction", "KeyedStream",

@@ -18,6 +18,7 @@ from api.common.job_execution_result import JobExecutionResult, JobID
 from api.common.typeinfo import Types, TypeInformation
 from .data_stream import DataStream
 from .execution_mode import RuntimeExecutionMode
+from .state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
 
 DEFAULT_MAX_PARALLELISM = 128
 DEFAULT_MICRO_BATCH_SIZE = 500_000
@@ -29,6 +30,7 @@ MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' b
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
+STATE_BACKEND = "state.backend.type"             # "hashmap" (default) or "rocksdb"
 
 
 class StreamExecutionEnvironment:
@@ -46,6 +48,9 @@ class StreamExecutionEnvironment:
         self._buffer_timeout = 100
         self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
+        self._state_backend = EmbeddedRocksDBStateBackend() \
+            if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
+            else HashMapStateBackend()
 
     @staticmethod
     def get_execution_environment(configuration: Optional[Configuration] = None,
@@ -79,6 +84,18 @@ class StreamExecutionEnvironment:
         """STREAMING, BATCH or AUTOMATIC (BATCH when every source is bounded)."""
         self._runtime_mode = execution_mode
         return self
+
+    def set_state_backend(self, state_backend: StateBackend) -> "StreamExecutionEnvironment":
+        """Where keyed state lives while the job runs: HashMapStateBackend (memory, the
+        default) or EmbeddedRocksDBStateBackend (local disk)."""
+        if not isinstance(state_backend, StateBackend):
+            raise TypeError(f"set_state_backend() expects a StateBackend, got "
+                            f"{type(state_backend).__name__}")
+        self._state_backend = state_backend
+        return self
+
+    def get_state_backend(self) -> StateBackend:
+        return self._state_backend
 
     def get_config(self) -> ExecutionConfig:
         return self._config
@@ -158,7 +175,8 @@ class StreamExecutionEnvironment:
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
             spark_session=self._spark_session, state_dir=self._conf.get(STATE_DIR),
-            job_parameters=self._config.get_global_job_parameters())
+            job_parameters=self._config.get_global_job_parameters(),
+            state_backend=self._state_backend.engine_kind)
 
     def _take_sinks(self, extra: Optional[Transformation] = None) -> List[Transformation]:
         sinks = self._sinks + ([extra] if extra is not None else [])

@@ -134,3 +134,31 @@ def test_stateless_chain_with_rebalance_matches_reference(data, parallelism, bat
 def test_streaming_matches_reference_on_spark(data, parallelism, batch_size, program):
     got = run("spark", program, data, parallelism, batch_size)
     assert per_key(got) == per_key(PROGRAMS[program][1](data))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=records, parallelism=parallelisms, batch_size=st.sampled_from([1, 3, 1000]),
+       program=st.sampled_from(["sum", "keyed_state"]))
+def test_rocksdb_state_backend_gives_the_same_results(data, parallelism, batch_size, program):
+    from api.datastream import EmbeddedRocksDBStateBackend
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch_size)
+    env.set_state_backend(EmbeddedRocksDBStateBackend())
+    build, reference_of = PROGRAMS[program]
+    got = list(build(env.from_collection(data).key_by(lambda r: r[0])).execute_and_collect())
+    assert per_key(got) == per_key(reference_of(data))
+
+
+def test_rocksdb_state_backend_on_spark_and_windows(spark):
+    from api.datastream import EmbeddedRocksDBStateBackend
+    from api.common import Configuration
+    from api.datastream import StreamExecutionEnvironment
+    config = Configuration()
+    config.set_string("state.backend.type", "rocksdb")
+    assert isinstance(StreamExecutionEnvironment.get_execution_environment(config)
+                      .get_state_backend(), EmbeddedRocksDBStateBackend)
+    data = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5)]
+    env = make_env("spark", parallelism=2, micro_batch_size=2,
+                   **{"state.backend.type": "rocksdb"})
+    got = list(PROGRAMS["keyed_state"][0](env.from_collection(data).key_by(lambda r: r[0]))
+               .execute_and_collect())
+    assert per_key(got) == per_key(state_reference(data))

@@ -498,3 +498,14 @@ def test_a_user_written_merging_assigner(env_factory):
     got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(TwoSecondSessions())
                .process(Contents()).execute_and_collect())
     assert sorted(got) == reference(DATA, None, 2000)
+
+
+@pytest.mark.parametrize("kind", sorted(ASSIGNERS))
+def test_windows_on_the_rocksdb_state_backend(kind):
+    from api.datastream import EmbeddedRocksDBStateBackend
+    make_assigner, windows_of, gap = ASSIGNERS[kind]
+    env = make_env("local", parallelism=2, micro_batch_size=1)
+    env.set_state_backend(EmbeddedRocksDBStateBackend())
+    got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(make_assigner())
+               .process(Contents()).execute_and_collect())
+    assert sorted(got) == reference(DATA, windows_of, gap)
