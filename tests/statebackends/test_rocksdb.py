@@ -66,18 +66,7 @@ def test_persistence_contract(name, rocksdb_modules, store):
 # -- RocksDB specifics ---------------------------------------------------------------
 
 
-class Average:
-    def create_accumulator(self):
-        return [0, 0]
-
-    def add(self, value, accumulator):
-        return [accumulator[0] + value, accumulator[1] + 1]
-
-    def get_result(self, accumulator):
-        return accumulator[0] / accumulator[1]
-
-    def merge(self, a, b):
-        return [a[0] + b[0], a[1] + b[1]]
+Average = test_heap_states.Average
 
 
 def _fill(backend):
