@@ -22,6 +22,11 @@ class Publisher:
     def open(self) -> None:
         pass
 
+    def recover(self, committed_batch: int) -> None:
+        """Called after ``open`` when a job resumes from ``committed_batch``: finish
+        publishing that batch if a crash interrupted it, and discard what tasks
+        prepared for later batches (they never committed and will run again)."""
+
     def publish(self, subtask: int, items: list) -> None:
         raise NotImplementedError
 

@@ -82,6 +82,11 @@ class OperatorTask:
         self.timed = timed
         self.batch_mode = batch_mode
 
+    @property
+    def batch_id(self) -> int:
+        """The micro-batch being processed (the state version it writes)."""
+        return self.clock.batch.batch_id
+
     def runtime_context(self, name: str) -> StreamingRuntimeContext:
         return StreamingRuntimeContext(name, self.subtask, self.parallelism,
                                        self.max_parallelism, 0, self.job_parameters,
