@@ -28,3 +28,125 @@ class EmbeddedRocksDBStateBackend(StateBackend):
 
     def is_incremental_checkpointing_enabled(self) -> bool:
         return self._incremental
+
+
+# --- Deprecated state backends (PyFlink 1.x; removed in PyFlink 2.x) ----------------------
+# Each stands for a working-state backend plus a checkpoint storage, as PyFlink documents;
+# ``StreamExecutionEnvironment.set_state_backend`` applies both. PyFlink itself does not warn
+# when they are used, so neither do we.
+from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,  # noqa: E402
+                                 JobManagerCheckpointStorage)
+
+
+class _LegacyStateBackend:
+    """A pre-1.13 state backend: also carries where checkpoints (and savepoints) go."""
+
+    _checkpoint_storage: CheckpointStorage
+    _savepoint_path: Optional[str] = None
+    _asynchronous_snapshots: Optional[bool] = None
+
+    def _set_asynchronous_snapshots(self, using_asynchronous_snapshots: Optional[bool]):
+        if using_asynchronous_snapshots not in (None, True, False):
+            raise TypeError(f"Unsupported input for 'using_asynchronous_snapshots': "
+                            f"{using_asynchronous_snapshots!r}, the value of the parameter "
+                            f"should be None or True or False.")
+        self._asynchronous_snapshots = using_asynchronous_snapshots
+
+    def is_using_asynchronous_snapshots(self) -> bool:
+        """Snapshots are always taken between micro-batches; True unless set to False."""
+        return self._asynchronous_snapshots is not False
+
+
+class MemoryStateBackend(HashMapStateBackend, _LegacyStateBackend):
+    """Deprecated: ``HashMapStateBackend`` plus ``JobManagerCheckpointStorage(checkpoint_path,
+    max_state_size)``; ``savepoint_path`` becomes the default savepoint directory.
+
+    Instead use ``env.set_state_backend(HashMapStateBackend())`` and
+    ``env.get_checkpoint_config().set_checkpoint_storage(JobManagerCheckpointStorage())``.
+    """
+
+    DEFAULT_MAX_STATE_SIZE = JobManagerCheckpointStorage.DEFAULT_MAX_STATE_SIZE
+
+    def __init__(self, checkpoint_path: Optional[str] = None,
+                 savepoint_path: Optional[str] = None, max_state_size: Optional[int] = None,
+                 using_asynchronous_snapshots: Optional[bool] = None):
+        self._set_asynchronous_snapshots(using_asynchronous_snapshots)
+        self._checkpoint_storage = JobManagerCheckpointStorage(checkpoint_path, max_state_size)
+        self._savepoint_path = savepoint_path
+
+    def get_max_state_size(self) -> int:
+        return self._checkpoint_storage.get_max_state_size()
+
+
+class FsStateBackend(HashMapStateBackend, _LegacyStateBackend):
+    """Deprecated: ``HashMapStateBackend`` plus
+    ``FileSystemCheckpointStorage(checkpoint_directory_uri)``;
+    ``default_savepoint_directory_uri`` becomes the default savepoint directory.
+
+    Instead use ``env.set_state_backend(HashMapStateBackend())`` and
+    ``env.get_checkpoint_config().set_checkpoint_storage_dir("file:///checkpoints")``.
+    """
+
+    def __init__(self, checkpoint_directory_uri: str = None,
+                 default_savepoint_directory_uri: Optional[str] = None,
+                 file_state_size_threshold: Optional[int] = None,
+                 write_buffer_size: Optional[int] = None,
+                 using_asynchronous_snapshots: Optional[bool] = None):
+        if checkpoint_directory_uri is None:
+            raise ValueError("The parameter 'checkpoint_directory_uri' is required!")
+        self._set_asynchronous_snapshots(using_asynchronous_snapshots)
+        self._checkpoint_storage = FileSystemCheckpointStorage(
+            checkpoint_directory_uri, file_state_size_threshold,
+            -1 if write_buffer_size is None else write_buffer_size)
+        self._savepoint_path = default_savepoint_directory_uri
+
+    def get_checkpoint_path(self) -> str:
+        return self._checkpoint_storage.get_checkpoint_path()
+
+    def get_min_file_size_threshold(self) -> int:
+        return self._checkpoint_storage.get_min_file_size_threshold()
+
+    def get_write_buffer_size(self) -> int:
+        return self._checkpoint_storage.get_write_buffer_size()
+
+
+class RocksDBStateBackend(EmbeddedRocksDBStateBackend, _LegacyStateBackend):
+    """Deprecated: ``EmbeddedRocksDBStateBackend(enable_incremental_checkpointing)`` plus
+    ``FileSystemCheckpointStorage(checkpoint_data_uri)``, or plus the checkpoint storage of
+    ``checkpoint_stream_backend`` (e.g. an ``FsStateBackend``).
+
+    Instead use ``env.set_state_backend(EmbeddedRocksDBStateBackend())`` and
+    ``env.get_checkpoint_config().set_checkpoint_storage_dir("file:///checkpoints")``.
+    """
+
+    def __init__(self, checkpoint_data_uri: Optional[str] = None,
+                 enable_incremental_checkpointing: Optional[bool] = None,
+                 checkpoint_stream_backend: Optional[StateBackend] = None):
+        if enable_incremental_checkpointing not in (None, True, False):
+            raise TypeError(f"Unsupported input for 'enable_incremental_checkpointing': "
+                            f"{enable_incremental_checkpointing!r}, the value of the "
+                            f"parameter should be None or True or False.")
+        if checkpoint_data_uri is not None:
+            checkpoint_stream_backend = FsStateBackend(checkpoint_data_uri)
+        elif not isinstance(checkpoint_stream_backend, (MemoryStateBackend, FsStateBackend)):
+            raise ValueError(f"RocksDBStateBackend needs a checkpoint_data_uri or a "
+                             f"checkpoint_stream_backend (FsStateBackend or "
+                             f"MemoryStateBackend) to write its checkpoints to, got "
+                             f"{checkpoint_stream_backend!r}")
+        super().__init__(enable_incremental_checkpointing)
+        self._checkpoint_backend = checkpoint_stream_backend
+        self._checkpoint_storage = checkpoint_stream_backend._checkpoint_storage
+        self._savepoint_path = checkpoint_stream_backend._savepoint_path
+
+    def get_checkpoint_backend(self) -> StateBackend:
+        """The backend that checkpoints are written with (``FsStateBackend(checkpoint_data_uri)``
+        or the given ``checkpoint_stream_backend``)."""
+        return self._checkpoint_backend
+
+    def get_number_of_transfering_threads(self) -> int:
+        """PyFlink 1.x name of ``get_number_of_transfer_threads``."""
+        return self.get_number_of_transfer_threads()
+
+    def set_number_of_transfering_threads(self, number_of_transfering_threads: int):
+        """PyFlink 1.x name of ``set_number_of_transfer_threads``."""
+        self.set_number_of_transfer_threads(number_of_transfering_threads)
