@@ -1,12 +1,14 @@
 """From the API's transformations to a running job: plan, serialize, pick an executor."""
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
+from urllib.parse import quote
 
 import cloudpickle
 
 from .graph import PlanError, Transformation, build_plan, reachable
-from .scheduler import JobRunner, RunOptions
+from .scheduler import CheckpointOptions, JobRunner, RunOptions
 from .task import CompiledJob
 
 
@@ -23,9 +25,22 @@ class JobSettings:
     spark_master: str
     spark_conf: Dict[str, str] = field(default_factory=dict)
     spark_session: Optional[object] = None
-    state_dir: Optional[str] = None
+    state_dir: Optional[str] = None  # checkpoint storage: <state_dir>/<job name>/
     job_parameters: Dict[str, str] = field(default_factory=dict)
     state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
+    job_name: str = "Flink Streaming Job"
+    checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+
+    @property
+    def job_dir(self) -> Optional[str]:
+        """This job's directory in the checkpoint storage (named after the job, so that
+        running the same program again finds it)."""
+        if self.state_dir is None:
+            return None
+        name = quote(self.job_name, safe=" ")
+        if set(name) <= {"."}:  # "", "." and ".." would name the wrong directory
+            name = name.replace(".", "%2E") or "%00"
+        return os.path.join(self.state_dir, name)
 
 
 def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJob:
@@ -70,8 +85,10 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
     publishers = {n: transformations[n].publisher_factory(job.plan.nodes[n]) for n in job.plan.nodes
                   if transformations[n].kind == "sink"}
     options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
-                         settings.state_dir, dict(settings.job_parameters),
-                         batch_interval_ms=settings.batch_interval_ms)
+                         settings.job_dir, dict(settings.job_parameters),
+                         batch_interval_ms=settings.batch_interval_ms,
+                         job_name=settings.job_name, state_backend=settings.state_backend,
+                         checkpoints=settings.checkpoints)
     executor = make_executor(settings)
     if settings.state_dir is None and not executor.shares_driver_disk and any(
             node.keyed for node in job.plan.nodes.values()):

@@ -1,0 +1,267 @@
+"""The checkpoint directory of one job: metadata log, live state, checkpoints.
+
+Layout (ARCHITECTURE.md, "Checkpoints and recovery")::
+
+    <checkpoint dir>/<job name>/
+      metadata/<batch>      one CommitRecord per committed batch: the commit point
+      state/...             the live StateStore (changelogs and snapshots per version)
+      chk-<n>/_metadata     a complete checkpoint: its CommitRecord, written last
+      chk-<n>/state/...     hard links to the state files its version needs
+
+A savepoint is a directory of the same shape as ``chk-<n>`` anywhere else. Hard
+links make checkpoints and savepoints self-contained without copying: deleting
+an old checkpoint, or pruning the live state, frees exactly the files nobody
+else links (files are never modified in place, only replaced by rename). Where a
+link is impossible (another file system), the file is copied.
+
+Every file is written under a temporary name and renamed; a checkpoint directory
+is built under a temporary name and counts only once renamed with its
+``_metadata`` inside.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, List, Optional
+
+from checkpoint.files import CorruptFileError, is_temporary_name, read_checked, write_checked
+from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
+from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateFile, StateStore
+
+__all__ = ["JobDirectory", "RestorePoint", "export_checkpoint", "read_restore_point",
+           "METADATA_FILE"]
+
+METADATA_FILE = "_metadata"
+KEPT_COMMITS = 3  # metadata log entries kept: the newest, and two to fall back on
+_CHECKPOINT_NAME = re.compile(r"^chk-(\d+)$")
+
+log = logging.getLogger("spark_datastream.checkpoint")
+
+
+class InvalidRestorePointError(Exception):
+    """A commit, checkpoint or savepoint cannot be restored (missing or corrupt files)."""
+
+
+@dataclass
+class RestorePoint:
+    """A verified place to continue from: its record and the store holding its state."""
+
+    path: str
+    record: CommitRecord
+    store: StateStore
+
+
+def _needed_files(store: StateStore, record: CommitRecord) -> List[StateFile]:
+    """Every state file a restore of ``record``'s version reads, all operators."""
+    files = []
+    for uid, info in record.operators.items():
+        files.extend(store.files_to_restore(uid, (0, info.max_parallelism - 1),
+                                            record.batch_id))
+    return files
+
+
+def _verify(store: StateStore, record: CommitRecord, path: str) -> None:
+    """Raises InvalidRestorePointError unless every operator has a file at exactly the
+    record's version and every file of the restore chain reads back intact."""
+    for uid in record.operators:
+        if not any(f.version == record.batch_id for f in store.list_files(uid)):
+            raise InvalidRestorePointError(
+                f"{path}: no state file of operator {uid!r} at version {record.batch_id}")
+    for state_file in _needed_files(store, record):
+        if state_file.kind in (CHANGELOG, SNAPSHOT):
+            try:
+                read_checked(state_file.path)
+            except (CorruptFileError, OSError) as e:
+                raise InvalidRestorePointError(f"{path}: {e}") from e
+        elif not os.path.exists(state_file.path):
+            raise InvalidRestorePointError(f"{path}: {state_file.path} is missing")
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        pass
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _link_files(files: Iterable[StateFile], source_root: str, target_root: str) -> None:
+    for state_file in files:
+        relative = os.path.relpath(state_file.path, source_root)
+        _link_or_copy(state_file.path, os.path.join(target_root, relative))
+
+
+def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> str:
+    """Writes a self-contained checkpoint/savepoint of ``record``'s version at ``target``
+    (which must not exist): the state files it needs, then ``_metadata``, then the
+    rename that makes it visible."""
+    parent, name = os.path.split(os.path.abspath(target))
+    os.makedirs(parent, exist_ok=True)
+    if os.path.exists(target):
+        raise FileExistsError(f"checkpoint target {target} exists already")
+    building = os.path.join(parent, f".tmp-{uuid.uuid4().hex}-{name}")
+    try:
+        _link_files(_needed_files(store, record), store.root_dir, building)
+        write_checked(os.path.join(building, METADATA_FILE), record)
+        os.rename(building, target)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return target
+
+
+def read_restore_point(path: str) -> RestorePoint:
+    """Opens a checkpoint or savepoint directory (or its ``_metadata`` file), verifying
+    its metadata and files."""
+    if os.path.basename(os.path.normpath(path)) == METADATA_FILE:
+        path = os.path.dirname(os.path.normpath(path))
+    metadata = os.path.join(path, METADATA_FILE)
+    if not os.path.isdir(path):
+        raise IncompatibleCheckpointError(f"{path} is not a directory, so not a checkpoint "
+                                          "or savepoint")
+    if not os.path.exists(metadata):
+        raise IncompatibleCheckpointError(
+            f"{path} has no {METADATA_FILE} file: it is not a complete checkpoint or savepoint")
+    try:
+        record = read_checked(metadata)
+    except CorruptFileError as e:
+        raise InvalidRestorePointError(str(e)) from e
+    if not isinstance(record, CommitRecord):
+        raise IncompatibleCheckpointError(f"{metadata} is not checkpoint metadata of this "
+                                          "engine")
+    store = StateStore(path)
+    _verify(store, record, path)
+    return RestorePoint(path, record, store)
+
+
+class JobDirectory:
+    """The metadata log, live state and checkpoints of one job under ``root``."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.store = StateStore(root)
+        self._metadata_dir = os.path.join(root, "metadata")
+
+    # -- metadata log -----------------------------------------------------------
+
+    def commit(self, record: CommitRecord) -> None:
+        """Commits a batch: once this returns, the batch survives any crash."""
+        os.makedirs(self._metadata_dir, exist_ok=True)
+        write_checked(os.path.join(self._metadata_dir, str(record.batch_id)), record)
+        for old in self.committed_batches()[KEPT_COMMITS:]:
+            self._remove_commit(old)
+
+    def committed_batches(self) -> List[int]:
+        """Batch ids in the metadata log, newest first."""
+        try:
+            names = os.listdir(self._metadata_dir)
+        except FileNotFoundError:
+            return []
+        return sorted((int(n) for n in names if n.isdigit()), reverse=True)
+
+    def _remove_commit(self, batch_id: int) -> None:
+        try:
+            os.remove(os.path.join(self._metadata_dir, str(batch_id)))
+        except FileNotFoundError:
+            pass
+
+    # -- checkpoints ------------------------------------------------------------
+
+    def checkpoint_ids(self) -> List[int]:
+        """Ids of complete checkpoints, newest first."""
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return []
+        ids = []
+        for name in names:
+            match = _CHECKPOINT_NAME.match(name)
+            if match and os.path.exists(os.path.join(self.root, name, METADATA_FILE)):
+                ids.append(int(match.group(1)))
+        return sorted(ids, reverse=True)
+
+    def checkpoint_path(self, checkpoint_id: int) -> str:
+        return os.path.join(self.root, f"chk-{checkpoint_id}")
+
+    def write_checkpoint(self, checkpoint_id: int, record: CommitRecord,
+                         num_retained: int) -> str:
+        """Completes checkpoint ``checkpoint_id`` of the committed ``record``, then deletes
+        all but the newest ``num_retained`` checkpoints."""
+        path = export_checkpoint(self.store, record, self.checkpoint_path(checkpoint_id))
+        for old in self.checkpoint_ids()[num_retained:]:
+            shutil.rmtree(self.checkpoint_path(old), ignore_errors=True)
+        return path
+
+    # -- restoring --------------------------------------------------------------
+
+    def find_restore_point(self) -> Optional[RestorePoint]:
+        """The newest committed batch or complete checkpoint that verifies, else None.
+
+        Candidates are tried newest version first (a commit before a checkpoint of the
+        same version); each corrupt or incomplete one is skipped with a warning naming it.
+        """
+        candidates = []
+        for path in ([os.path.join(self._metadata_dir, str(b)) for b in self.committed_batches()]
+                     + [os.path.join(self.checkpoint_path(c), METADATA_FILE)
+                        for c in self.checkpoint_ids()]):
+            try:
+                record = read_checked(path)
+            except (CorruptFileError, OSError) as e:
+                log.warning("Skipping a damaged restore point: %s", e)
+                continue
+            in_place = os.path.dirname(path) == self._metadata_dir
+            store = self.store if in_place else StateStore(os.path.dirname(path))
+            candidates.append((record.batch_id, in_place, RestorePoint(path, record, store)))
+        candidates.sort(key=lambda c: (c[0], c[1]), reverse=True)
+        for _, _, point in candidates:
+            try:
+                _verify(point.store, point.record, point.path)
+            except InvalidRestorePointError as e:
+                log.warning("Skipping a damaged restore point: %s", e)
+                continue
+            return point
+        return None
+
+    def restore(self, point: RestorePoint) -> None:
+        """Makes ``point`` the newest committed batch: state and metadata of later
+        (never committed, or abandoned) batches are discarded; state of a checkpoint or
+        savepoint elsewhere is linked into the live store first."""
+        record = point.record
+        if point.store.root_dir != self.store.root_dir:
+            live_state = os.path.join(self.root, "state")
+            shutil.rmtree(live_state, ignore_errors=True)
+            _link_files(_needed_files(point.store, record), point.store.root_dir, self.root)
+        else:
+            for uid in self.store.operator_ids():
+                self.store.discard_after(uid, record.batch_id)
+        for batch_id in self.committed_batches():
+            if batch_id != record.batch_id:
+                self._remove_commit(batch_id)
+        self.commit(record)
+
+    def clear(self) -> None:
+        """Deletes everything of the job (it finished): log, state and checkpoints."""
+        shutil.rmtree(self._metadata_dir, ignore_errors=True)
+        shutil.rmtree(os.path.join(self.root, "state"), ignore_errors=True)
+        for checkpoint_id in self.checkpoint_ids():
+            shutil.rmtree(self.checkpoint_path(checkpoint_id), ignore_errors=True)
+        for name in _leftovers(self.root):
+            shutil.rmtree(os.path.join(self.root, name), ignore_errors=True)
+        try:
+            os.rmdir(self.root)
+        except OSError:
+            pass
+
+
+def _leftovers(root: str) -> List[str]:
+    """Unfinished checkpoint directories of crashed writers."""
+    try:
+        return [n for n in os.listdir(root) if is_temporary_name(n) or n.startswith(".tmp-")]
+    except FileNotFoundError:
+        return []

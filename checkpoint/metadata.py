@@ -1,0 +1,84 @@
+"""What a committed micro-batch, a checkpoint or a savepoint records about a job.
+
+The driver writes one ``CommitRecord`` per committed batch (the metadata log) and
+the same record as the ``_metadata`` of every checkpoint and savepoint. It holds
+everything besides keyed state that a restart needs: where each source split
+stands, the watermark, and the job's stateful operators, which a restore checks
+against the new program before any task runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+__all__ = ["FORMAT_VERSION", "OperatorInfo", "CommitRecord", "IncompatibleCheckpointError"]
+
+FORMAT_VERSION = 1
+
+
+class IncompatibleCheckpointError(Exception):
+    """A checkpoint or savepoint does not fit the job that tries to restore it."""
+
+
+@dataclass(frozen=True)
+class OperatorInfo:
+    """A stateful operator as stored: name, parallelism and max parallelism."""
+
+    name: str
+    parallelism: int
+    max_parallelism: int
+
+
+@dataclass
+class CommitRecord:
+    """One committed batch: source offsets, watermark and keyed operators (by uid).
+
+    ``batch_id`` is also the version of every operator's keyed state.
+    """
+
+    job_name: str
+    batch_id: int
+    state_backend: str
+    operators: Dict[str, OperatorInfo]
+    source_offsets: Dict[str, List[int]]
+    watermark: int
+    watermark_tracker: Optional[Dict[str, Any]] = None
+    processing_time: int = 0
+    format_version: int = FORMAT_VERSION
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def check_restorable_by(self, path: str, operators: Dict[str, OperatorInfo],
+                            sources: Dict[str, int], allow_non_restored_state: bool) -> None:
+        """Fails with a precise message if a job with these keyed ``operators`` and
+        ``sources`` (uid -> number of splits) cannot continue from this record."""
+        if self.format_version != FORMAT_VERSION:
+            raise IncompatibleCheckpointError(
+                f"{path} was written in state format {self.format_version}; this version of "
+                f"spark-datastream reads format {FORMAT_VERSION}")
+        for uid, stored in self.operators.items():
+            current = operators.get(uid)
+            if current is None:
+                if allow_non_restored_state:
+                    continue
+                raise IncompatibleCheckpointError(
+                    f"Cannot restore {path}: it holds state of operator {uid!r} "
+                    f"({stored.name}), which the job does not have. Give the operator the "
+                    "same uid() as before, or set 'execution.savepoint.ignore-unclaimed-state' "
+                    "to true to drop that state.")
+            if current.max_parallelism != stored.max_parallelism:
+                raise IncompatibleCheckpointError(
+                    f"Cannot restore {path}: operator {uid!r} ({current.name}) was checkpointed "
+                    f"with max parallelism {stored.max_parallelism} and now has "
+                    f"{current.max_parallelism}; the max parallelism of a stateful operator "
+                    "cannot change.")
+        for uid, offsets in self.source_offsets.items():
+            splits = sources.get(uid)
+            if splits is None:
+                raise IncompatibleCheckpointError(
+                    f"Cannot restore {path}: it holds the position of source {uid!r}, which "
+                    "the job does not have (give the source the same uid() as before).")
+            if splits != len(offsets):
+                raise IncompatibleCheckpointError(
+                    f"Cannot restore {path}: source {uid!r} had {len(offsets)} splits "
+                    f"(parallelism) and now has {splits}; keep the source's parallelism "
+                    "(keyed operators may change theirs).")
