@@ -74,6 +74,20 @@ class JobClient:
         self._run.future.add_done_callback(lambda _: stopped.set_result(None))
         return CompletableFuture(stopped)
 
+    def trigger_savepoint(self, savepoint_directory: str = None) -> CompletableFuture:
+        """Takes a savepoint after the job's next committed micro-batch; completes with
+        the savepoint's path. Without ``savepoint_directory`` the environment's default
+        savepoint directory (``state.savepoints.dir``) is used."""
+        return CompletableFuture(self._run.savepoint(savepoint_directory))
+
+    def stop_with_savepoint(self, advance_to_end_of_event_time: bool,
+                            savepoint_directory: str = None) -> CompletableFuture:
+        """Stops the job with a savepoint taken after its next committed micro-batch;
+        completes with the savepoint's path. ``advance_to_end_of_event_time`` first ends
+        event time: every event-time timer and window fires, as at end of input."""
+        return CompletableFuture(self._run.savepoint(
+            savepoint_directory, stop=True, drain=advance_to_end_of_event_time))
+
     def get_job_execution_result(self) -> CompletableFuture:
         """Completes with the JobExecutionResult, or with the job's exception."""
         return CompletableFuture(self._run.future)

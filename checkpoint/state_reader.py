@@ -1,0 +1,79 @@
+"""Reading keyed state offline, from a checkpoint or savepoint (beyond PyFlink, in the
+spirit of Flink's State Processor API).
+
+    rows = read_keyed_state("/savepoints/savepoint-1a2b3c-...", "counter", "count")
+    df = read_keyed_state("/checkpoints/My Job", "counter", "count", spark=session)
+
+``path`` may be a checkpoint (``chk-<n>``), a savepoint, or a job's checkpoint
+directory (``<state.checkpoints.dir>/<job name>``), which reads its newest
+committed batch. Nothing is written.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Hashable, List, NamedTuple
+
+from checkpoint.job_directory import METADATA_FILE, JobDirectory, RestorePoint, \
+    read_restore_point
+
+__all__ = ["KeyedStateRow", "read_keyed_state", "open_restore_point"]
+
+
+class KeyedStateRow(NamedTuple):
+    """One entry of a keyed state: its key, namespace (a window, or None) and value."""
+
+    key: Hashable
+    namespace: Any
+    value: Any
+
+
+def open_restore_point(path: str) -> RestorePoint:
+    """The checkpoint or savepoint at ``path``, or the newest restore point of a job
+    directory."""
+    if os.path.exists(os.path.join(path, METADATA_FILE)) or path.endswith(METADATA_FILE):
+        return read_restore_point(path)
+    point = JobDirectory(path).find_restore_point()
+    if point is None:
+        raise FileNotFoundError(f"{path} holds no checkpoint, savepoint or committed batch")
+    return point
+
+
+def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
+    """The entries of keyed state ``state_name`` of the operator with uid
+    ``operator_uid``, as a list of KeyedStateRow; as a Spark DataFrame with columns
+    key, namespace, value when a SparkSession is given as ``spark``."""
+    point = open_restore_point(path)
+    record = point.record
+    info = record.operators.get(operator_uid)
+    if info is None:
+        raise KeyError(f"{point.path} has no keyed state of operator {operator_uid!r}; "
+                       f"operators with keyed state: {sorted(record.operators)}")
+    from statebackends.hashmap import HashMapKeyedStateBackend
+    from statebackends.rocksdb import RocksDBKeyedStateBackend
+    backend_class = {"hashmap": HashMapKeyedStateBackend,
+                     "rocksdb": RocksDBKeyedStateBackend}[record.state_backend]
+    backend = backend_class.restore(point.store, operator_uid, (0, info.max_parallelism - 1),
+                                    info.max_parallelism, record.batch_id)
+    try:
+        kinds = backend.state_kinds()
+        if state_name not in kinds:
+            raise KeyError(f"operator {operator_uid!r} in {point.path} has no state "
+                           f"{state_name!r}; its states: {sorted(kinds)}")
+        rows = [KeyedStateRow(key, namespace, value)
+                for name, key, namespace, value in backend.entries() if name == state_name]
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    return rows if spark is None else _data_frame(spark, rows)
+
+
+def _data_frame(spark, rows: List[KeyedStateRow]):
+    """Rows as a DataFrame; columns Spark cannot type (e.g. windows) become strings."""
+    columns = list(KeyedStateRow._fields)
+    try:
+        return spark.createDataFrame([tuple(r) for r in rows], columns)
+    except Exception:
+        return spark.createDataFrame(
+            [tuple(None if v is None else str(v) for v in r) for r in rows],
+            "key string, namespace string, value string")

@@ -1,0 +1,139 @@
+"""The job directory: metadata log, checkpoints, restore points and their damage."""
+import logging
+import os
+
+import pytest
+
+from api.common import Types
+from api.datastream.state import ValueStateDescriptor
+from checkpoint.files import write_checked
+from checkpoint.job_directory import JobDirectory, export_checkpoint, read_restore_point
+from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
+from checkpoint.state_reader import read_keyed_state
+from statebackends.hashmap import HashMapKeyedStateBackend
+
+MAX_PARALLELISM = 8
+COUNT = ValueStateDescriptor("count", Types.LONG())
+
+
+def _record(batch_id: int, offset: int = 0) -> CommitRecord:
+    return CommitRecord("job", batch_id, "hashmap",
+                        {"counter": OperatorInfo("Counter", 1, MAX_PARALLELISM)},
+                        {"source": [offset]}, watermark=batch_id)
+
+
+def _run_batches(directory: JobDirectory, counts_per_batch, checkpoint_every=None,
+                 num_retained=1):
+    """Writes and commits one state version per batch: key -> count so far."""
+    backend = HashMapKeyedStateBackend("counter", (0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
+                                       snapshot_interval=3)
+    state = backend.get_state(COUNT)
+    for batch_id, keys in enumerate(counts_per_batch):
+        for key in keys:
+            backend.set_current_key(key)
+            state.update((state.value() or 0) + 1)
+        backend.write_version(directory.store, batch_id)
+        directory.commit(_record(batch_id, offset=batch_id + 1))
+        if checkpoint_every and batch_id % checkpoint_every == checkpoint_every - 1:
+            directory.write_checkpoint(batch_id // checkpoint_every + 1, _record(batch_id),
+                                       num_retained)
+
+
+def _counts(path):
+    return {row.key: row.value for row in read_keyed_state(path, "counter", "count")}
+
+
+def test_newest_commit_is_the_restore_point(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    assert directory.find_restore_point() is None
+    _run_batches(directory, [["a"], ["a", "b"], ["b"], ["c"], ["a"]])
+    point = directory.find_restore_point()
+    assert point.record.batch_id == 4
+    assert point.record.source_offsets == {"source": [5]}
+    assert _counts(directory.root) == {"a": 3, "b": 2, "c": 1}
+
+
+def test_a_corrupt_newest_commit_falls_back_with_a_warning_naming_it(tmp_path, caplog):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["a", "b"], ["b"]])
+    newest = os.path.join(directory.root, "metadata", "2")
+    with open(newest, "r+b") as f:
+        f.seek(30)
+        f.write(b"garbage")
+    with caplog.at_level(logging.WARNING):
+        point = directory.find_restore_point()
+    assert point.record.batch_id == 1
+    assert newest in caplog.text
+
+
+def test_corrupt_state_of_the_newest_checkpoint_uses_the_previous_one(tmp_path, caplog):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["a"], ["b"], ["b"]], checkpoint_every=2, num_retained=2)
+    assert directory.checkpoint_ids() == [2, 1]
+    # The live state and both commits are lost, and chk-2's newest state file is damaged
+    # (overwriting a hard link's content would damage all links: replace it instead).
+    for batch_id in directory.committed_batches():
+        os.remove(os.path.join(directory.root, "metadata", str(batch_id)))
+    chk2 = read_restore_point(directory.checkpoint_path(2))
+    damaged = [f for f in chk2.store.list_files("counter") if f.version == 3][0]
+    os.remove(damaged.path)
+    with open(damaged.path, "wb") as f:
+        f.write(b"not a state file")
+    with caplog.at_level(logging.WARNING):
+        point = directory.find_restore_point()
+    assert point.path.startswith(directory.checkpoint_path(1))
+    assert "chk-2" in caplog.text
+    directory.restore(point)
+    assert directory.committed_batches() == [1]
+    assert _counts(directory.root) == {"a": 2}
+
+
+def test_an_unfinished_checkpoint_directory_is_invisible(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["b"]], checkpoint_every=1)
+    os.makedirs(directory.checkpoint_path(7) + "/state")  # no _metadata: never completed
+    assert directory.checkpoint_ids() == [2]
+
+
+def test_retention_keeps_the_newest_checkpoints_and_they_stay_readable(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"]] * 8, checkpoint_every=2, num_retained=2)
+    assert directory.checkpoint_ids() == [4, 3]
+    assert _counts(directory.checkpoint_path(3)) == {"a": 6}
+    assert _counts(directory.checkpoint_path(4)) == {"a": 8}
+
+
+def test_a_savepoint_survives_the_job_directory_and_restores_elsewhere(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["a", "b"], ["c"], ["c"]])
+    point = directory.find_restore_point()
+    savepoint = export_checkpoint(directory.store, point.record, str(tmp_path / "sp" / "s1"))
+    directory.clear()
+    assert not os.path.exists(directory.root)
+    other = JobDirectory(str(tmp_path / "other"))
+    other.restore(read_restore_point(savepoint))
+    assert other.committed_batches() == [3]
+    assert _counts(other.root) == {"a": 2, "b": 1, "c": 2}
+
+
+def test_restore_rejects_a_directory_that_is_not_a_checkpoint(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(IncompatibleCheckpointError, match="no _metadata"):
+        read_restore_point(str(tmp_path / "empty"))
+    write_checked(str(tmp_path / "empty" / "_metadata"), {"not": "a record"})
+    with pytest.raises(IncompatibleCheckpointError, match="not checkpoint metadata"):
+        read_restore_point(str(tmp_path / "empty"))
+
+
+def test_compatibility_check_names_the_problem():
+    record = _record(3)
+    ok = {"counter": OperatorInfo("Counter", 4, MAX_PARALLELISM)}
+    record.check_restorable_by("p", ok, {"source": 1}, False)  # parallelism may change
+    with pytest.raises(IncompatibleCheckpointError, match="'counter'.*does not have"):
+        record.check_restorable_by("p", {}, {"source": 1}, False)
+    record.check_restorable_by("p", {}, {"source": 1}, True)
+    with pytest.raises(IncompatibleCheckpointError, match="max parallelism 8 and now has 16"):
+        record.check_restorable_by("p", {"counter": OperatorInfo("C", 1, 16)}, {"source": 1},
+                                   False)
+    with pytest.raises(IncompatibleCheckpointError, match="1 splits .* now has 2"):
+        record.check_restorable_by("p", ok, {"source": 2}, False)
