@@ -7,6 +7,7 @@ several shuffles and the driver runs once.
 """
 import functools
 import os
+import re
 import shutil
 import sys
 import threading
@@ -15,7 +16,7 @@ from typing import Dict, List, Optional
 import cloudpickle
 
 from ..errors import JobExecutionException
-from ..task import DATA, BatchInfo, CompiledJob, run_task
+from ..task import DATA, ERROR, BatchInfo, CompiledJob, run_task
 from .base import Executor
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
@@ -94,13 +95,40 @@ def _target_partition(target: int) -> int:
     return target
 
 
-def _run_source_stage(load, run_id, stage_id, batch, partition, ranges):
-    return run_task(load, run_id, stage_id, partition, batch,
-                    [r for split_ranges in ranges for r in split_ranges])
+def _retrying(items, max_attempts: int):
+    """Lets Spark retry a task whose user code failed, while attempts are left (Flink
+    restarts failed tasks too): the retry rebuilds the task's state from the batch's base
+    version, so nothing is applied twice. The last attempt reports the error itself."""
+    from pyspark import TaskContext
+    for item in items:
+        if item[0] == ERROR and TaskContext.get().attemptNumber() + 1 < max_attempts:
+            raise RuntimeError(f"task attempt failed, Spark retries it: {item[1]}")
+        yield item
 
 
-def _run_stage(load, run_id, stage_id, batch, partition, pairs):
-    return run_task(load, run_id, stage_id, partition, batch, (v for _, v in pairs))
+def _run_source_stage(load, run_id, stage_id, batch, max_attempts, partition, ranges):
+    return _retrying(run_task(load, run_id, stage_id, partition, batch,
+                              [r for split_ranges in ranges for r in split_ranges]),
+                     max_attempts)
+
+
+def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
+    return _retrying(run_task(load, run_id, stage_id, partition, batch, (v for _, v in pairs)),
+                     max_attempts)
+
+
+_LOCAL_WITH_RETRIES = re.compile(r"^local\[[^,\]]+,\s*(\d+)\]$")
+
+
+def task_attempts(master: str, conf) -> int:
+    """How often Spark runs a failing task: ``local[N, F]`` gives F, other local masters
+    1, a cluster ``spark.task.maxFailures`` (default 4)."""
+    match = _LOCAL_WITH_RETRIES.match(master)
+    if match:
+        return int(match.group(1))
+    if master.startswith("local"):
+        return 1
+    return int(conf.get("spark.task.maxFailures", "4"))
 
 
 def _not_data(item) -> bool:
@@ -114,6 +142,7 @@ class SparkExecutor(Executor):
         self.job: Optional[CompiledJob] = None
         self._broadcast = None
         self.shares_driver_disk = self.sc.master.startswith("local")
+        self.task_attempts = task_attempts(self.sc.master, self.sc.getConf())
 
     def start(self, job: CompiledJob) -> None:
         self.job = job
@@ -128,7 +157,8 @@ class SparkExecutor(Executor):
         for stage in plan.stages:
             if stage.is_source:
                 rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
-                run = functools.partial(_run_source_stage, load, job.run_id, stage.id, batch)
+                run = functools.partial(_run_source_stage, load, job.run_id, stage.id, batch,
+                                        self.task_attempts)
             else:
                 edge_ids = frozenset(stage.in_edges)
                 upstream = sorted({plan.nodes[plan.edges[e].src].stage for e in stage.in_edges})
@@ -136,7 +166,8 @@ class SparkExecutor(Executor):
                          for s in upstream]
                 rdd = (parts[0] if len(parts) == 1 else sc.union(parts)).partitionBy(
                     stage.parallelism, _target_partition)
-                run = functools.partial(_run_stage, load, job.run_id, stage.id, batch)
+                run = functools.partial(_run_stage, load, job.run_id, stage.id, batch,
+                                        self.task_attempts)
             outputs[stage.id] = rdd.mapPartitionsWithIndex(run).persist(
                 StorageLevel.MEMORY_AND_DISK)
         try:
