@@ -1,4 +1,8 @@
 """The DataStream API, as in ``pyflink.datastream``."""
+from .checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
+from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,
+                                 JobManagerCheckpointStorage)
+from .checkpointing_mode import CheckpointingMode
 from .data_stream import DataStream, DataStreamSink, KeyedStream
 from .execution_mode import RuntimeExecutionMode
 from .functions import (AggregateFunction, AllWindowFunction, FilterFunction, FlatMapFunction,
@@ -8,12 +12,18 @@ from .functions import (AggregateFunction, AllWindowFunction, FilterFunction, Fl
                         WindowFunction)
 from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
-from .state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
+from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
+from .state_backend import (EmbeddedRocksDBStateBackend, FsStateBackend, HashMapStateBackend,
+                            MemoryStateBackend, RocksDBStateBackend, StateBackend)
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
 from engine.runtime_context import TimeDomain
 
 __all__ = [
     "EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend",
+    "FsStateBackend", "MemoryStateBackend", "RocksDBStateBackend",
+    "CheckpointConfig", "CheckpointingMode", "CheckpointStorage", "ExternalizedCheckpointCleanup",
+    "ExternalizedCheckpointRetention", "FileSystemCheckpointStorage",
+    "JobManagerCheckpointStorage",
     "AggregateFunction", "AllWindowFunction", "AllWindowedStream", "ProcessAllWindowFunction",
     "ProcessWindowFunction", "WindowFunction", "WindowedStream", "CloseableIterator", "DataStream", "DataStreamSink",
     "FilterFunction", "FlatMapFunction", "Function", "KeyedProcessFunction", "KeyedStream",

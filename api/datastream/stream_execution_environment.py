@@ -16,9 +16,13 @@ from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
 from api.common.typeinfo import Types, TypeInformation
+from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
+from .checkpoint_storage import local_path
+from .checkpointing_mode import CheckpointingMode
 from .data_stream import DataStream
 from .execution_mode import RuntimeExecutionMode
-from .state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend
+from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
+                            _LegacyStateBackend)
 
 DEFAULT_MAX_PARALLELISM = 128
 DEFAULT_MICRO_BATCH_SIZE = 500_000
@@ -51,6 +55,7 @@ class StreamExecutionEnvironment:
         self._state_backend = EmbeddedRocksDBStateBackend() \
             if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
             else HashMapStateBackend()
+        self._checkpoint_config = CheckpointConfig(self._conf)
 
     @staticmethod
     def get_execution_environment(configuration: Optional[Configuration] = None,
@@ -87,15 +92,60 @@ class StreamExecutionEnvironment:
 
     def set_state_backend(self, state_backend: StateBackend) -> "StreamExecutionEnvironment":
         """Where keyed state lives while the job runs: HashMapStateBackend (memory, the
-        default) or EmbeddedRocksDBStateBackend (local disk)."""
+        default) or EmbeddedRocksDBStateBackend (local disk). The deprecated
+        MemoryStateBackend, FsStateBackend and RocksDBStateBackend also set the checkpoint
+        storage (and default savepoint directory) they were given."""
         if not isinstance(state_backend, StateBackend):
             raise TypeError(f"set_state_backend() expects a StateBackend, got "
                             f"{type(state_backend).__name__}")
         self._state_backend = state_backend
+        self._conf[STATE_BACKEND] = state_backend.engine_kind
+        if isinstance(state_backend, _LegacyStateBackend):
+            self._checkpoint_config.set_checkpoint_storage(state_backend._checkpoint_storage)
+            if state_backend._savepoint_path is not None:
+                self.set_default_savepoint_directory(state_backend._savepoint_path)
         return self
 
     def get_state_backend(self) -> StateBackend:
         return self._state_backend
+
+    # --- checkpointing ------------------------------------------------------------------
+    def enable_checkpointing(self, interval: int, mode: CheckpointingMode = None) \
+            -> "StreamExecutionEnvironment":
+        """Takes a checkpoint every ``interval`` ms (at the end of the first micro-batch past
+        it), e.g. ``env.enable_checkpointing(300000, CheckpointingMode.AT_LEAST_ONCE)``;
+        ``mode`` None keeps the configured mode (EXACTLY_ONCE by default)."""
+        self._checkpoint_config.set_checkpoint_interval(interval)
+        if mode is not None:
+            self._checkpoint_config.set_checkpointing_mode(mode)
+        return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        """The checkpoint settings of this environment: interval, mode, storage, ..."""
+        return self._checkpoint_config
+
+    def get_checkpoint_interval(self) -> int:
+        """The checkpointing interval in ms, or -1 if checkpointing is disabled."""
+        return self._checkpoint_config.get_checkpoint_interval()
+
+    def get_checkpointing_mode(self) -> CheckpointingMode:
+        """Shorthand for ``get_checkpoint_config().get_checkpointing_mode()``."""
+        return self._checkpoint_config.get_checkpointing_mode()
+
+    def get_checkpointing_consistency_mode(self) -> CheckpointingMode:
+        """PyFlink 2.x name of ``get_checkpointing_mode``."""
+        return self.get_checkpointing_mode()
+
+    def set_default_savepoint_directory(self, directory: str) -> "StreamExecutionEnvironment":
+        """Sets where savepoints are written when no directory is given for one, e.g.
+        ``env.set_default_savepoint_directory("file:///savepoints")``."""
+        local_path(directory)   # fails now, not when the first savepoint is taken
+        configure(self._conf, SAVEPOINTS_DIR, directory)
+        return self
+
+    def get_default_savepoint_directory(self) -> Optional[str]:
+        """The default savepoint directory as configured, or None."""
+        return configured(self._conf, SAVEPOINTS_DIR)
 
     def get_config(self) -> ExecutionConfig:
         return self._config
