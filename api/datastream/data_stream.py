@@ -249,28 +249,35 @@ class DataStream:
         raise TypeError(NOT_KEYED.format("max_by", "max_by"))
 
     # --- sinks ----------------------------------------------------------------
-    def _sink(self, name: str, to_item, publisher_factory: Callable) -> "DataStreamSink":
-        t = Transformation("sink", name, [self._transformation],
-                           partial(SinkWriterOperator, to_item), pact="Data Sink",
-                           publisher_factory=publisher_factory)
+    def _sink(self, name: str, operator_factory: Callable,
+              publisher_factory: Callable) -> "DataStreamSink":
+        t = Transformation("sink", name, [self._transformation], operator_factory,
+                           pact="Data Sink", publisher_factory=publisher_factory)
         self._env._add_sink(t)
         return DataStreamSink(t)
 
     def print(self, sink_identifier: Optional[str] = None) -> "DataStreamSink":
         """Prints each element to standard output, prefixed by ``N> `` (the subtask, when the
         sink's parallelism is above 1) and/or the ``sink_identifier``."""
-        return self._sink("Print to Std. Out", print_formatter(self.get_type()),
+        return self._sink("Print to Std. Out",
+                          partial(SinkWriterOperator, print_formatter(self.get_type())),
                           lambda node: PrintPublisher(sink_identifier, node.parallelism))
 
     def add_sink(self, sink_func: fn.SinkFunction) -> "DataStreamSink":
         """Adds a SinkFunction; its ``invoke`` receives each record once its batch is
         committed."""
         sink_func = fn.wrap_sink(sink_func)
-        return self._sink("Sink", None, lambda node: SinkFunctionPublisher(sink_func))
+        return self._sink("Sink", partial(SinkWriterOperator, None),
+                          lambda node: SinkFunctionPublisher(sink_func))
 
     def sink_to(self, sink) -> "DataStreamSink":
-        """Adds a Sink (here: any SinkFunction-like object with ``invoke``)."""
-        return self.add_sink(sink)
+        """Adds a Sink: a connector sink such as ``FileSink`` (its files are published
+        when each batch commits), or any SinkFunction-like object with ``invoke``."""
+        writer = getattr(sink, "_writer", None)  # connector sinks (FileSink)
+        if writer is None:
+            return self.add_sink(sink)
+        operator_factory, publisher_factory = writer(self.get_type())
+        return self._sink("Writer", operator_factory, publisher_factory)
 
     def execute_and_collect(self, job_name: str = None, limit: int = None):
         """Runs the job and returns its results: a CloseableIterator, or a list of at most

@@ -1,0 +1,326 @@
+"""FileSink, as in ``pyflink.datastream.connectors.file_system``: a sink that writes rows to
+part files in bucket directories under a base path, exactly once.
+
+Every micro-batch, each sink subtask writes its records into hidden in-progress files
+(``<bucket>/.part-<uuid>-<n>.inprogress.<batch>``); the driver renames them to their
+finished names (``<bucket>/part-<uuid>-<n>``) only after the batch is committed. A failed
+batch leaves no finished file, and a resumed job finishes or discards what a crash left
+in progress. The base path must be on a file system the driver and every worker share.
+"""
+import codecs
+import os
+import uuid
+from datetime import datetime
+from functools import partial
+from typing import Optional
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from engine.operators.io import FileWriterOperator
+
+from api.datastream.sinks import FileSinkPublisher, string_formatter
+
+__all__ = ["BucketAssigner", "DefaultRollingPolicy", "Encoder", "FileSink",
+           "OnCheckpointRollingPolicy", "OutputFileConfig", "RollingPolicy"]
+
+
+class Encoder:
+    """How FileSink writes a record into a row-format part file (as
+    ``pyflink.common.serialization.Encoder``)."""
+
+    def __init__(self, charset_name: str):
+        try:
+            codecs.lookup(charset_name)
+        except (LookupError, TypeError):
+            raise ValueError(f"Encoder: unknown charset {charset_name!r}") from None
+        self._charset_name = charset_name
+
+    @staticmethod
+    def simple_string_encoder(charset_name: str = "UTF-8") -> "Encoder":
+        """Writes each record's string form and a ``\\n``: Java's ``toString()`` of the
+        record for declared types, ``str()`` for untyped records."""
+        return Encoder(charset_name)
+
+
+class OutputFileConfig:
+    """The prefix and suffix of part file names: ``<prefix>-<uuid>-<n><suffix>``.
+
+    ``OutputFileConfig.builder().with_part_prefix("pre").with_part_suffix(".txt").build()``
+    """
+
+    def __init__(self, part_prefix: str, part_suffix: str):
+        for what, value in (("part_prefix", part_prefix), ("part_suffix", part_suffix)):
+            if not isinstance(value, str) or os.sep in value:
+                raise ValueError(f"OutputFileConfig: {what} must be a string without "
+                                 f"{os.sep!r}, got {value!r}")
+        self._part_prefix = part_prefix
+        self._part_suffix = part_suffix
+
+    @staticmethod
+    def builder() -> "OutputFileConfig.OutputFileConfigBuilder":
+        return OutputFileConfig.OutputFileConfigBuilder()
+
+    def get_part_prefix(self) -> str:
+        return self._part_prefix
+
+    def get_part_suffix(self) -> str:
+        return self._part_suffix
+
+    class OutputFileConfigBuilder:
+        """Builds an OutputFileConfig; the defaults are prefix "part" and no suffix."""
+
+        def __init__(self):
+            self._part_prefix = "part"
+            self._part_suffix = ""
+
+        def with_part_prefix(self, prefix) -> "OutputFileConfig.OutputFileConfigBuilder":
+            self._part_prefix = prefix
+            return self
+
+        def with_part_suffix(self, suffix) -> "OutputFileConfig.OutputFileConfigBuilder":
+            self._part_suffix = suffix
+            return self
+
+        def build(self) -> "OutputFileConfig":
+            return OutputFileConfig(self._part_prefix, self._part_suffix)
+
+
+class RollingPolicy:
+    """When FileSink closes its open part file and starts a new one.
+
+    Every micro-batch closes its part files when it commits (like a checkpoint), so
+    ``default_rolling_policy`` also rolls by size within a batch, and its time limits
+    only matter for batches longer than them (which processing time, fixed per batch,
+    never shows): a departure from Flink, whose row-format files stay open across
+    checkpoints until the policy rolls them."""
+
+    def __init__(self, part_size: Optional[int]):
+        self._part_size = part_size
+
+    @staticmethod
+    def default_rolling_policy(part_size: int = 1024 * 1024 * 128,
+                               rollover_interval: int = 60 * 1000,
+                               inactivity_interval: int = 60 * 1000) -> "DefaultRollingPolicy":
+        """Rolls a part file once it is larger than ``part_size`` bytes, or older than
+        ``rollover_interval`` ms, or not written for ``inactivity_interval`` ms."""
+        return DefaultRollingPolicy(part_size, rollover_interval, inactivity_interval)
+
+    @staticmethod
+    def on_checkpoint_rolling_policy() -> "OnCheckpointRollingPolicy":
+        """Rolls part files only at checkpoints: here, at the end of every micro-batch."""
+        return OnCheckpointRollingPolicy()
+
+
+class DefaultRollingPolicy(RollingPolicy):
+    """Rolls by part size, age and inactivity; see ``RollingPolicy.default_rolling_policy``."""
+
+    def __init__(self, part_size: int, rollover_interval: int, inactivity_interval: int):
+        for what, value in (("part_size", part_size), ("rollover_interval", rollover_interval),
+                            ("inactivity_interval", inactivity_interval)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"DefaultRollingPolicy: {what} must be a positive integer, "
+                                 f"got {value!r}")
+        super().__init__(part_size)
+        self._rollover_interval = rollover_interval
+        self._inactivity_interval = inactivity_interval
+
+
+class OnCheckpointRollingPolicy(RollingPolicy):
+    """Rolls only at checkpoints (the end of each micro-batch)."""
+
+    def __init__(self):
+        super().__init__(None)
+
+
+class BucketAssigner:
+    """Chooses the bucket (sub-directory of the base path) part files are written to."""
+
+    def __init__(self, format_str: Optional[str] = None, timezone_id: Optional[str] = None):
+        self._pattern = None if format_str is None else _parse_java_pattern(format_str)
+        self._zone = None
+        if timezone_id is not None:
+            try:
+                self._zone = ZoneInfo(timezone_id)
+            except (ZoneInfoNotFoundError, ValueError, TypeError):
+                raise ValueError(f"date_time_bucket_assigner: unknown timezone_id "
+                                 f"{timezone_id!r}") from None
+
+    @staticmethod
+    def base_path_bucket_assigner() -> "BucketAssigner":
+        """Writes every part file directly into the base path."""
+        return BucketAssigner()
+
+    @staticmethod
+    def date_time_bucket_assigner(format_str: str = "yyyy-MM-dd--HH",
+                                  timezone_id: str = None) -> "BucketAssigner":
+        """One bucket per value of the processing time formatted by ``format_str`` (a Java
+        ``DateTimeFormatter`` pattern) in ``timezone_id`` (default: the worker's local
+        time zone). A micro-batch's records share one processing time, hence one bucket."""
+        if not isinstance(format_str, str):
+            raise ValueError(f"date_time_bucket_assigner: format_str must be a string, got "
+                             f"{format_str!r}")
+        return BucketAssigner(format_str, timezone_id)
+
+    def _bucket_id(self, processing_time: int) -> str:
+        if self._pattern is None:
+            return ""
+        moment = datetime.fromtimestamp(processing_time / 1000, self._zone)
+        return "".join(part if isinstance(part, str) else _format_field(part, moment)
+                       for part in self._pattern)
+
+
+class FileSink:
+    """A sink writing rows to part files within buckets under ``base_path``, exactly once
+    in BATCH and STREAMING mode; see the module's description for how::
+
+        ds.sink_to(FileSink.for_row_format("/tmp/out", Encoder.simple_string_encoder())
+                   .with_output_file_config(OutputFileConfig.builder()
+                                            .with_part_prefix("pre").build())
+                   .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=1 << 20))
+                   .build())
+    """
+
+    def __init__(self, base_path: str, encoder: Encoder, bucket_assigner: BucketAssigner,
+                 rolling_policy: RollingPolicy, output_file_config: OutputFileConfig):
+        self._base_path = base_path
+        self._encoder = encoder
+        self._bucket_assigner = bucket_assigner
+        self._rolling_policy = rolling_policy
+        self._output_file_config = output_file_config
+
+    @staticmethod
+    def for_row_format(base_path: str, encoder: Encoder) -> "FileSink.RowFormatBuilder":
+        """Starts a FileSink writing each record as a row encoded by ``encoder``."""
+        return FileSink.RowFormatBuilder(base_path, encoder)
+
+    def _writer(self, stream_type):
+        """The task-side operator factory and driver-side publisher factory of this sink
+        for a stream of ``stream_type`` (used by ``DataStream.sink_to``)."""
+        prefix = self._output_file_config.get_part_prefix()
+        suffix = self._output_file_config.get_part_suffix()
+        # The token keeps part file names of several sinks sharing a base path apart.
+        operator_factory = partial(
+            FileWriterOperator, self._base_path, prefix, suffix,
+            self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
+            string_formatter(stream_type), self._encoder._charset_name, uuid.uuid4().hex)
+        return operator_factory, lambda node: FileSinkPublisher(self._base_path, prefix, suffix)
+
+    class RowFormatBuilder:
+        """Builder of a row-format FileSink; defaults: an hourly ``date_time_bucket_assigner``,
+        ``default_rolling_policy()`` and part files named ``part-<uuid>-<n>``."""
+
+        def __init__(self, base_path: str, encoder: Encoder):
+            if not isinstance(base_path, str) or not base_path:
+                raise ValueError(f"FileSink: base_path must be a non-empty string, got "
+                                 f"{base_path!r}")
+            if not isinstance(encoder, Encoder):
+                raise TypeError(f"FileSink.for_row_format: encoder must be an Encoder (e.g. "
+                                f"Encoder.simple_string_encoder()), got {encoder!r}")
+            self._base_path = _local_path(base_path)
+            self._encoder = encoder
+            self._bucket_assigner = BucketAssigner.date_time_bucket_assigner()
+            self._rolling_policy: RollingPolicy = RollingPolicy.default_rolling_policy()
+            self._output_file_config = OutputFileConfig.builder().build()
+
+        def with_bucket_check_interval(self, interval: int) -> "FileSink.RowFormatBuilder":
+            """Accepted for compatibility: part files are checked for rolling at the end of
+            every micro-batch, where they all roll anyway."""
+            if not isinstance(interval, int) or interval <= 0:
+                raise ValueError(f"FileSink: the bucket check interval must be a positive "
+                                 f"number of milliseconds, got {interval!r}")
+            return self
+
+        def with_bucket_assigner(self, bucket_assigner: BucketAssigner
+                                 ) -> "FileSink.RowFormatBuilder":
+            _check_type(bucket_assigner, BucketAssigner, "with_bucket_assigner")
+            self._bucket_assigner = bucket_assigner
+            return self
+
+        def with_output_file_config(self, output_file_config: OutputFileConfig
+                                    ) -> "FileSink.RowFormatBuilder":
+            _check_type(output_file_config, OutputFileConfig, "with_output_file_config")
+            self._output_file_config = output_file_config
+            return self
+
+        def with_rolling_policy(self, rolling_policy: RollingPolicy
+                                ) -> "FileSink.RowFormatBuilder":
+            _check_type(rolling_policy, RollingPolicy, "with_rolling_policy")
+            self._rolling_policy = rolling_policy
+            return self
+
+        def build(self) -> "FileSink":
+            return FileSink(self._base_path, self._encoder, self._bucket_assigner,
+                            self._rolling_policy, self._output_file_config)
+
+
+def _check_type(value, expected: type, method: str) -> None:
+    if not isinstance(value, expected):
+        raise TypeError(f"FileSink.{method}: expected a {expected.__name__}, got {value!r}")
+
+
+def _local_path(base_path: str) -> str:
+    """An absolute local path (workers may run in another directory); ``file://`` URIs
+    are accepted, other file systems are not supported."""
+    if base_path.startswith("file://"):
+        base_path = base_path[len("file://"):]
+    elif "://" in base_path:
+        raise ValueError(f"FileSink: only local or mounted file systems are supported, got "
+                         f"{base_path!r}")
+    return os.path.abspath(base_path)
+
+
+# Java DateTimeFormatter pattern letters supported in bucket formats, with the largest
+# count Java accepts.
+_MAX_COUNT = {"y": 9, "u": 9, "M": 5, "d": 2, "H": 2, "h": 2, "m": 2, "s": 2, "S": 9,
+              "a": 1, "E": 5, "D": 3}
+
+
+def _parse_java_pattern(pattern: str) -> list:
+    """Splits a Java date-time pattern into literal strings and ``(letter, count)`` fields."""
+    parts, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("''", i):
+            parts.append("'")
+            i += 2
+        elif char == "'":  # quoted text, in which '' is a quote
+            i += 1
+            while True:
+                end = pattern.find("'", i)
+                if end < 0:
+                    raise ValueError(f"date_time_bucket_assigner: unterminated quote in "
+                                     f"{pattern!r}")
+                parts.append(pattern[i:end])
+                i = end + 1
+                if not pattern.startswith("''", end):
+                    break
+                parts.append("'")
+                i = end + 2
+        elif char.isalpha() or char in "[]{}#":
+            count = len(pattern) - i - len(pattern[i:].lstrip(char))
+            if char not in _MAX_COUNT or count > _MAX_COUNT[char]:
+                raise ValueError(f"date_time_bucket_assigner: unsupported pattern "
+                                 f"{char * count!r} in {pattern!r}")
+            parts.append((char, count))
+            i += count
+        else:
+            parts.append(char)
+            i += 1
+    return parts
+
+
+def _format_field(field: tuple, moment: datetime) -> str:
+    letter, count = field
+    if letter in "yu":
+        return f"{moment.year % 100:02d}" if count == 2 else str(moment.year).zfill(count)
+    if letter == "M" and count >= 3:
+        return moment.strftime("%b" if count == 3 else "%B")[:1 if count == 5 else None]
+    if letter == "E":
+        return moment.strftime("%A" if count == 4 else "%a")[:1 if count == 5 else None]
+    if letter == "a":
+        return "AM" if moment.hour < 12 else "PM"
+    if letter == "S":
+        return f"{moment.microsecond:06d}000"[:count]
+    value = {"M": moment.month, "d": moment.day, "H": moment.hour, "h": (moment.hour - 1) % 12 + 1,
+             "m": moment.minute, "s": moment.second,
+             "D": moment.timetuple().tm_yday}[letter]
+    return str(value).zfill(count)
