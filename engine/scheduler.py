@@ -37,8 +37,8 @@ class Publisher:
         pass
 
     def recover(self, committed_batch: int) -> None:
-        """Called after ``open`` when a job resumes from ``committed_batch``: finish
-        publishing that batch if a crash interrupted it, and discard what tasks
+        """Called after ``open`` with the batch the job resumes from (-1: a fresh start):
+        finish publishing that batch if a crash interrupted it, and discard what tasks
         prepared for later batches (they never committed and will run again)."""
 
     def publish(self, subtask: int, items: list) -> None:
@@ -193,8 +193,7 @@ class JobRunner:
         committed = -1 if start is None else start.record.batch_id
         for publisher in self.publishers.values():
             publisher.open()
-            if start is not None:
-                publisher.recover(committed)
+            publisher.recover(committed)
         self.executor.start(self.job)
         checkpoints = _CheckpointClock(options.checkpoints, directory)
         outcome = "failed"

@@ -83,6 +83,11 @@ class OperatorTask:
         self.batch_mode = batch_mode
 
     @property
+    def run_id(self) -> str:
+        """This run of the job (a new one for each start, resumed or not)."""
+        return self.clock.batch.run_id
+
+    @property
     def batch_id(self) -> int:
         """The micro-batch being processed (the state version it writes)."""
         return self.clock.batch.batch_id

@@ -1,5 +1,6 @@
 """StreamExecutionEnvironment, as in ``pyflink.datastream``: the context a job is built
 and executed in. Jobs run on Spark (local mode by default) in micro-batches."""
+import concurrent.futures
 import os
 import threading
 import time
@@ -8,6 +9,7 @@ from typing import Dict, List, Optional
 
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
+from engine.scheduler import CheckpointOptions
 from engine.operators.io import SourceOperator
 from engine.sources import CollectionSource
 
@@ -19,6 +21,8 @@ from api.common.typeinfo import Types, TypeInformation
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
+from .checkpoint_config import checkpoint_directory, num_retained, savepoint_directory
+from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
 from .data_stream import DataStream
 from .execution_mode import RuntimeExecutionMode
 from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
@@ -34,7 +38,10 @@ MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' b
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
-STATE_BACKEND = "state.backend.type"             # "hashmap" (default) or "rocksdb"
+STATE_BACKEND = "state.backend.type"
+SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
+IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
+DEFAULT_JOB_NAME = "Flink Streaming Job"             # "hashmap" (default) or "rocksdb"
 
 
 class StreamExecutionEnvironment:
@@ -205,7 +212,7 @@ class StreamExecutionEnvironment:
     def _add_sink(self, sink: Transformation) -> None:
         self._sinks.append(sink)
 
-    def _settings(self, sinks: List[Transformation]) -> JobSettings:
+    def _settings(self, sinks: List[Transformation], job_name: Optional[str] = None) -> JobSettings:
         bounded = all(t.source.bounded for t in reachable(sinks) if t.kind == "source")
         mode = self._runtime_mode
         if mode is RuntimeExecutionMode.AUTOMATIC:
@@ -224,9 +231,27 @@ class StreamExecutionEnvironment:
                                                  DEFAULT_MICRO_BATCH_INTERVAL_MS)),
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
-            spark_session=self._spark_session, state_dir=self._conf.get(STATE_DIR),
+            spark_session=self._spark_session, state_dir=checkpoint_directory(self._conf),
             job_parameters=self._config.get_global_job_parameters(),
-            state_backend=self._state_backend.engine_kind)
+            state_backend=self._state_backend.engine_kind,
+            job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
+            checkpoints=self._checkpoint_options())
+
+    def _checkpoint_options(self) -> CheckpointOptions:
+        config = self._checkpoint_config
+        interval = config.get_checkpoint_interval()
+        retention = config.get_externalized_checkpoint_retention()
+        return CheckpointOptions(
+            interval_ms=interval if interval > 0 else None,
+            min_pause_ms=config.get_min_pause_between_checkpoints(),
+            num_retained=num_retained(self._conf),
+            tolerable_failures=config.get_tolerable_checkpoint_failure_number(),
+            retain_on_cancellation=(
+                retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION),
+            restore_path=self._conf.get(SAVEPOINT_PATH),
+            allow_non_restored_state=self._conf.get(
+                IGNORE_UNCLAIMED_STATE, "false").strip().lower() == "true",
+            savepoint_dir=savepoint_directory(self._conf))
 
     def _take_sinks(self, extra: Optional[Transformation] = None) -> List[Transformation]:
         sinks = self._sinks + ([extra] if extra is not None else [])
@@ -236,21 +261,21 @@ class StreamExecutionEnvironment:
     def execute(self, job_name: str = None) -> JobExecutionResult:
         """Runs the job until every source is finished; returns its JobExecutionResult."""
         sinks = self._take_sinks()
-        runner = create_runner(sinks, self._settings(sinks))
+        runner = create_runner(sinks, self._settings(sinks, job_name))
         start = time.time()
         for _ in runner.batches():
             pass
         return JobExecutionResult(JobID(runner.job.run_id), int((time.time() - start) * 1000))
 
-    def execute_async(self, job_name: str = "Flink Streaming Job") -> JobClient:
+    def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""
         sinks = self._take_sinks()
-        runner = create_runner(sinks, self._settings(sinks))
+        runner = create_runner(sinks, self._settings(sinks, job_name))
         return JobClient(JobID(runner.job.run_id), _AsyncRun(runner))
 
     def _execute_collect(self, sink: Transformation, publisher, job_name=None):
         sinks = self._take_sinks(sink)
-        runner = create_runner(sinks, self._settings(sinks))
+        runner = create_runner(sinks, self._settings(sinks, job_name))
         return CloseableIterator(runner, publisher)
 
     def get_execution_plan(self) -> str:
@@ -307,7 +332,6 @@ class _AsyncRun:
     """Runs a job in a background thread for ``execute_async``."""
 
     def __init__(self, runner):
-        import concurrent.futures
         self._runner = runner
         self._status = "RUNNING"
         self.future = concurrent.futures.Future()
@@ -322,7 +346,8 @@ class _AsyncRun:
             self._status = "FAILED"
             self.future.set_exception(e)
             return
-        self._status = "CANCELED" if self._runner.cancelled else "FINISHED"
+        self._status = "CANCELED" if self._runner.cancelled and not self._runner.stopped \
+            else "FINISHED"
         self.future.set_result(JobExecutionResult(JobID(self._runner.job.run_id),
                                                   int((time.time() - start) * 1000)))
 
@@ -331,3 +356,12 @@ class _AsyncRun:
 
     def cancel(self) -> None:
         self._runner.cancel()
+
+    def savepoint(self, directory, stop: bool = False, drain: bool = False):
+        """A future of the path of a savepoint taken after the next committed batch."""
+        if self.future.done():
+            failed = concurrent.futures.Future()
+            failed.set_exception(RuntimeError(
+                f"The job is {self._status} and can no longer take a savepoint."))
+            return failed
+        return self._runner.request_savepoint(directory, stop, drain)

@@ -141,7 +141,7 @@ class FileWriterOperator(SinkWriterOperator):
             bucket = self.bucket_id(task.clock.processing_time)
             self._bucket_dir = os.path.join(self.base_path, bucket)
             os.makedirs(self._bucket_dir, exist_ok=True)
-            self._writer_id = uuid.uuid5(_PART_FILE_IDS, f"{task.clock.batch.run_id}/"
+            self._writer_id = uuid.uuid5(_PART_FILE_IDS, f"{task.run_id}/"
                                          f"{self.sink_token}/{task.subtask}/{task.batch_id}")
         name = f"{self.part_prefix}-{self._writer_id}-{len(self.items)}{self.part_suffix}"
         path = in_progress_file(os.path.join(self._bucket_dir, name), task.batch_id)

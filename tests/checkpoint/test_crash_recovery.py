@@ -1,0 +1,74 @@
+"""Exactly-once across crashes: the driver process is killed with SIGKILL at random
+moments and started again, and Spark retries a failed task; the FileSink's output is
+that of a run without failures (tests/checkpoint/crash_job.py)."""
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from tests.checkpoint.crash_job import expected_lines
+
+JOB = os.path.join(os.path.dirname(__file__), "crash_job.py")
+
+
+def _start(tmp_path, *extra):
+    return subprocess.Popen([sys.executable, JOB, str(tmp_path / "checkpoints"),
+                             str(tmp_path / "out"), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _finished_lines(out_dir):
+    """The lines of all finished files (in-progress files are hidden, '.'-prefixed)."""
+    lines = []
+    for directory, _, names in os.walk(out_dir):
+        for name in names:
+            if not name.startswith("."):
+                with open(os.path.join(directory, name)) as f:
+                    lines.extend(f.read().splitlines())
+    return lines
+
+
+def _commits(tmp_path):
+    metadata = tmp_path / "checkpoints" / "crash-job" / "metadata"
+    return sorted(int(n) for n in os.listdir(metadata) if n.isdigit()) if metadata.exists() else []
+
+
+def _kill_after_commit(process, tmp_path, batch_id, rng):
+    """Kills the driver a random moment after it committed ``batch_id``: in the middle of
+    a later batch, of a commit, of a checkpoint or of publishing."""
+    while not _commits(tmp_path) or max(_commits(tmp_path)) < batch_id:
+        assert process.poll() is None, process.stderr.read().decode()
+        time.sleep(0.005)
+    time.sleep(rng.uniform(0, 0.15))
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_driver_killed_repeatedly_gives_exactly_once_output(tmp_path, seed):
+    rng = random.Random(seed)
+    # crash_job runs 50 batches; kill it after three random batches, well before the end
+    for batch_id in sorted(rng.sample(range(2, 42), 3)):
+        _kill_after_commit(_start(tmp_path), tmp_path, batch_id, rng)
+    process = _start(tmp_path)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr.decode()
+    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
+    # A finished job leaves no checkpoint state behind; the sink no pending files.
+    assert not (tmp_path / "checkpoints" / "crash-job").exists()
+    assert all(not name.startswith(".") for _, _, names in os.walk(tmp_path / "out")
+               for name in names)
+
+
+def test_spark_retries_a_failed_task_without_applying_state_twice(tmp_path):
+    marker = tmp_path / "failed-once"
+    process = _start(tmp_path, "--executor", "spark", "--master", "local[2,2]",
+                     "--fail-once", str(marker))
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr.decode()[-3000:]
+    assert marker.exists()  # the first attempt did fail
+    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
