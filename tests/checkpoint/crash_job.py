@@ -1,8 +1,9 @@
 """The job the crash-recovery tests run in a separate process, and its expected output.
 
     python crash_job.py CHECKPOINTS OUT [--executor local|spark] [--master M] [--fail-once F]
+                        [--batch-size N]
 
-A running sum per key over 1,500 records in micro-batches of 30, written by a FileSink.
+A running sum per key over 1,500 records in micro-batches of 30 (N), written by a FileSink.
 Each record takes a moment to map, so the job runs for a few seconds and a kill lands in
 the middle. ``--fail-once F``: the map raises on the first record of key k3 it sees
 while the file F does not exist, creating it (a task failure on the first attempt only).
@@ -52,11 +53,12 @@ def main():
     parser.add_argument("--executor", default="local")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--fail-once")
+    parser.add_argument("--batch-size", default="30")
     args = parser.parse_args()
     config = Configuration()
     config.set_string("execution.executor", args.executor)
     config.set_string("spark.master", args.master)
-    config.set_string("execution.micro-batch.size", "30")
+    config.set_string("execution.micro-batch.size", args.batch_size)
     config.set_string("state.checkpoints.dir", args.checkpoints)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)

@@ -67,7 +67,7 @@ def test_driver_killed_repeatedly_gives_exactly_once_output(tmp_path, seed):
 def test_spark_retries_a_failed_task_without_applying_state_twice(tmp_path):
     marker = tmp_path / "failed-once"
     process = _start(tmp_path, "--executor", "spark", "--master", "local[2,2]",
-                     "--fail-once", str(marker))
+                     "--fail-once", str(marker), "--batch-size", "500")
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert marker.exists()  # the first attempt did fail

@@ -1,0 +1,249 @@
+"""Savepoints through the JobClient, restore with execution.savepoint.path (also at another
+parallelism), the compatibility checks, retention and reading state offline."""
+import os
+import time
+from collections import Counter
+
+import pytest
+
+from api.common import Types
+from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
+from api.datastream.functions import KeyedProcessFunction, MapFunction, RuntimeContext
+from api.datastream.state import ValueStateDescriptor
+from api.datastream.window import TumblingEventTimeWindows
+from api.common.time import Time
+from checkpoint.metadata import IncompatibleCheckpointError
+from checkpoint.state_reader import read_keyed_state
+from engine.errors import JobExecutionException
+from tests.conftest import make_env
+
+RECORDS = 400
+KEYS = 6
+BATCH = 20
+RECORD_TYPE = Types.TUPLE([Types.STRING(), Types.LONG()])
+
+
+def _events():
+    return [(f"k{i % KEYS}", i) for i in range(RECORDS)]
+
+
+def _count_lines(events):
+    counts, lines = Counter(), []
+    for key, _ in events:
+        counts[key] += 1
+        lines.append(f"{key},{counts[key]}")
+    return lines
+
+
+class Slow(MapFunction):
+    def map(self, value):
+        time.sleep(0.001)
+        return value
+
+
+class Count(KeyedProcessFunction):
+    def open(self, runtime_context: RuntimeContext):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.count.update((self.count.value() or 0) + 1)
+        yield f"{value[0]},{self.count.value()}"
+
+
+def _env(tmp_path, parallelism=2, **conf):
+    conf.setdefault("state.savepoints.dir", str(tmp_path / "savepoints"))
+    return make_env("local", parallelism=parallelism, micro_batch_size=BATCH, **conf)
+
+
+def _build(env, out, counter_uid="counts"):
+    (env.from_collection(_events(), RECORD_TYPE).uid("events")
+        .map(Slow(), RECORD_TYPE).set_parallelism(1).uid("slow")
+        .key_by(lambda e: e[0])
+        .process(Count(), Types.STRING()).uid(counter_uid)
+        .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                 .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                 .build()))
+
+
+def _lines(out):
+    lines = []
+    for name in os.listdir(out) if os.path.exists(out) else []:
+        if not name.startswith("."):
+            with open(os.path.join(out, name)) as f:
+                lines.extend(f.read().splitlines())
+    return lines
+
+
+def _stopped_with_savepoint(tmp_path, out, **conf):
+    """Runs the job until its first batch commits, stops it with a savepoint; the path."""
+    env = _env(tmp_path, **conf)
+    _build(env, out)
+    client = env.execute_async("counting")
+    path = client.stop_with_savepoint(False).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    assert client.get_job_status().result().name == "FINISHED"
+    return path
+
+
+@pytest.mark.parametrize("restore_parallelism", [1, 4])
+def test_stop_with_savepoint_then_restore_at_another_parallelism(tmp_path, restore_parallelism):
+    out = tmp_path / "out"
+    path = _stopped_with_savepoint(tmp_path, out)
+    assert os.path.dirname(path) == str(tmp_path / "savepoints")
+    first = _lines(out)
+    assert first and len(first) < RECORDS  # stopped early: the rest is still to come
+    env = _env(tmp_path, parallelism=restore_parallelism,
+               **{"execution.savepoint.path": path})
+    _build(env, out)
+    env.execute("counting")
+    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+
+
+def test_trigger_savepoint_lets_the_job_go_on_and_captures_its_state(tmp_path):
+    env = _env(tmp_path)
+    _build(env, tmp_path / "out")
+    client = env.execute_async("counting")
+    path = client.trigger_savepoint(str(tmp_path / "mine")).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    assert client.get_job_status().result().name == "FINISHED"
+    assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+    # The savepoint holds the counts after the first batch, offline and on restore.
+    counts = {row.key: row.value for row in read_keyed_state(path, "counts", "count")}
+    expected_counts = Counter(key for key, _ in _events()[:sum(counts.values())])
+    assert counts == dict(expected_counts) and 0 < sum(counts.values()) < RECORDS
+    env = _env(tmp_path, parallelism=3, **{"execution.savepoint.path": path})
+    _build(env, tmp_path / "again")
+    env.execute("counting")
+    restored = _lines(tmp_path / "again")
+    assert Counter(restored) == Counter(_count_lines(_events())[sum(counts.values()):])
+
+
+def test_restoring_into_a_job_without_the_operator_fails_unless_allowed(tmp_path):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out")
+    env = _env(tmp_path, **{"execution.savepoint.path": path})
+    _build(env, tmp_path / "other", counter_uid="renamed")
+    with pytest.raises(IncompatibleCheckpointError, match="'counts'.*does not have"):
+        env.execute("counting")
+    env = _env(tmp_path, **{"execution.savepoint.path": path,
+                            "execution.savepoint.ignore-unclaimed-state": "true"})
+    _build(env, tmp_path / "other", counter_uid="renamed")
+    env.execute("counting")  # counts start afresh for the records after the savepoint
+    assert Counter(_lines(tmp_path / "other")) == Counter(
+        _count_lines(_events()[len(_lines(tmp_path / "out")):]))
+
+
+def test_changing_max_parallelism_is_refused_with_a_clear_error(tmp_path):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out")
+    env = _env(tmp_path, **{"execution.savepoint.path": path})
+    env.set_max_parallelism(64)
+    _build(env, tmp_path / "other")
+    with pytest.raises(IncompatibleCheckpointError, match="max parallelism 128 and now has 64"):
+        env.execute("counting")
+
+
+def test_a_savepoint_path_that_is_no_savepoint_is_refused(tmp_path):
+    (tmp_path / "nothing").mkdir()
+    env = _env(tmp_path, **{"execution.savepoint.path": str(tmp_path / "nothing")})
+    _build(env, tmp_path / "out")
+    with pytest.raises(IncompatibleCheckpointError, match="not a complete checkpoint"):
+        env.execute("counting")
+
+
+def test_savepoint_without_a_directory_fails_clearly(tmp_path):
+    env = make_env("local", parallelism=1, micro_batch_size=BATCH)
+    _build(env, tmp_path / "out")
+    client = env.execute_async("counting")
+    with pytest.raises(ValueError, match="No savepoint directory"):
+        client.trigger_savepoint().result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+
+
+class _Timestamp(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[1] * 10
+
+
+@pytest.mark.parametrize("drain", [True, False])
+def test_stop_with_savepoint_and_drain_fires_pending_windows(tmp_path, drain):
+    env = _env(tmp_path, parallelism=1)
+    windows = []
+
+    def collect(value):
+        windows.append(value)
+        return value
+
+    (env.from_collection(_events(), RECORD_TYPE)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Timestamp()))
+        .key_by(lambda e: e[0])
+        .window(TumblingEventTimeWindows.of(Time.milliseconds(100_000)))
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .map(lambda v: f"{v[0]},{v[1]}", Types.STRING())
+        .sink_to(FileSink.for_row_format(str(tmp_path / "out"), Encoder.simple_string_encoder())
+                 .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner()).build()))
+    client = env.execute_async("windows")
+    client.stop_with_savepoint(drain).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    lines = _lines(tmp_path / "out")
+    # One window holds everything: only draining (MAX_WATERMARK) fires it, over the first
+    # batch's records.
+    expected = Counter()
+    for key, value in _events()[:BATCH]:
+        expected[key] += value
+    assert Counter(lines) == (Counter(f"{k},{v}" for k, v in expected.items()) if drain
+                              else Counter())
+
+
+def test_checkpoints_are_retained_while_running_and_removed_when_finished(tmp_path):
+    checkpoints = tmp_path / "checkpoints"
+    env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints),
+                            "state.checkpoints.num-retained": "2"})
+    env.enable_checkpointing(10)
+    _build(env, tmp_path / "out")
+    client = env.execute_async("counting")
+    job_dir = checkpoints / "counting"
+    seen = set()
+    while not client.get_job_execution_result().done():
+        names = os.listdir(job_dir) if job_dir.exists() else []
+        checkpoint_names = {n for n in names if n.startswith("chk-")}
+        assert len(checkpoint_names) <= 3  # 2 retained, + a new one before the oldest goes
+        seen |= checkpoint_names
+        time.sleep(0.01)
+    client.get_job_execution_result().result()
+    assert len(seen) >= 3  # checkpoints were taken, and old ones deleted
+    assert not job_dir.exists()
+
+
+def test_a_failed_job_keeps_its_state_and_the_next_run_resumes(tmp_path):
+    checkpoints = tmp_path / "checkpoints"
+    broken = tmp_path / "input-is-broken"
+    broken.touch()
+
+    class FailAt(MapFunction):
+        def map(self, value):
+            if value[1] == 250 and os.path.exists(broken):
+                raise ValueError("bad record")
+            return value
+
+    def build(env):
+        (env.from_collection(_events(), RECORD_TYPE).uid("events")
+            .map(FailAt(), RECORD_TYPE).set_parallelism(1).uid("check")
+            .key_by(lambda e: e[0])
+            .process(Count(), Types.STRING()).uid("counts")
+            .sink_to(FileSink.for_row_format(str(tmp_path / "out"),
+                                             Encoder.simple_string_encoder())
+                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                     .build()))
+
+    env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints)})
+    build(env)
+    with pytest.raises(JobExecutionException, match="bad record"):
+        env.execute("counting")
+    committed = _lines(tmp_path / "out")
+    assert len(committed) == 240  # the batches before the failing one
+    broken.unlink()  # the input is fixed; the job runs again and resumes
+    env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints)})
+    build(env)
+    env.execute("counting")
+    assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
