@@ -7,7 +7,8 @@ from .execution_config import ExecutionConfig
 from .job_client import CompletableFuture, JobClient, JobStatus
 from .job_execution_result import JobExecutionResult, JobID
 from .watermark_strategy import TimestampAssigner, WatermarkStrategy
+from .serialization import Encoder
 
 __all__ = ['Configuration', 'Duration', 'Instant', 'Time', 'TypeInformation', 'Types', 'Row',
            'RowKind', 'ExecutionConfig', 'CompletableFuture', 'JobClient', 'JobStatus',
-           'JobExecutionResult', 'JobID', 'TimestampAssigner', 'WatermarkStrategy']
+           'JobExecutionResult', 'JobID', 'TimestampAssigner', 'WatermarkStrategy', 'Encoder']

@@ -40,6 +40,11 @@ class TypeInformation(object):
         """Returns the line ``print()`` writes for the record ``value`` of this type."""
         return self._java_string(self.convert(value), False)
 
+    def to_java_string(self, value) -> str:
+        """Returns Java's ``toString()`` of the record ``value`` of this type, as Flink's
+        string encoders write it (a ROW as ``+I[...]``, unlike ``print()``)."""
+        return self._java_string(self.convert(value), False)
+
     def collected_value(self, value):
         """Returns the converted record ``value`` as ``execute_and_collect`` hands it back:
         collected records pass through Java, so a FLOAT comes back as the Python float of

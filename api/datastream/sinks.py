@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections import deque
-from functools import partial
 
 from engine.operators.io import parse_in_progress_file
 from engine.runtime_context import MIN_WATERMARK, StreamingRuntimeContext
@@ -31,11 +30,7 @@ def string_formatter(type_info):
     identity (``[B@3e840498``)."""
     if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
         return str
-    return partial(_java_string, type_info)
-
-
-def _java_string(type_info, value) -> str:
-    return type_info._java_string(type_info.convert(value), False)
+    return type_info.to_java_string
 
 
 class PrintPublisher(Publisher):

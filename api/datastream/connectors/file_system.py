@@ -7,7 +7,6 @@ finished names (``<bucket>/part-<uuid>-<n>``) only after the batch is committed.
 batch leaves no finished file, and a resumed job finishes or discards what a crash left
 in progress. The base path must be on a file system the driver and every worker share.
 """
-import codecs
 import os
 import uuid
 from datetime import datetime
@@ -17,28 +16,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.operators.io import FileWriterOperator
 
+from api.common.serialization import Encoder
 from api.datastream.sinks import FileSinkPublisher, string_formatter
 
 __all__ = ["BucketAssigner", "DefaultRollingPolicy", "Encoder", "FileSink",
            "OnCheckpointRollingPolicy", "OutputFileConfig", "RollingPolicy"]
-
-
-class Encoder:
-    """How FileSink writes a record into a row-format part file (as
-    ``pyflink.common.serialization.Encoder``)."""
-
-    def __init__(self, charset_name: str):
-        try:
-            codecs.lookup(charset_name)
-        except (LookupError, TypeError):
-            raise ValueError(f"Encoder: unknown charset {charset_name!r}") from None
-        self._charset_name = charset_name
-
-    @staticmethod
-    def simple_string_encoder(charset_name: str = "UTF-8") -> "Encoder":
-        """Writes each record's string form and a ``\\n``: Java's ``toString()`` of the
-        record for declared types, ``str()`` for untyped records."""
-        return Encoder(charset_name)
 
 
 class OutputFileConfig:
