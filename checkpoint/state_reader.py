@@ -68,12 +68,27 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
     return rows if spark is None else _data_frame(spark, rows)
 
 
+_SPARK_TYPES = ((bool, "boolean"), (int, "bigint"), (float, "double"), (str, "string"))
+
+
+def _spark_type(values) -> str:
+    """The Spark SQL type of a column's values, or None if they need converting to text
+    (e.g. windows, lists)."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return "string"
+    for python_type, spark_type in _SPARK_TYPES:
+        if all(type(v) is python_type for v in present):
+            return spark_type
+    return None
+
+
 def _data_frame(spark, rows: List[KeyedStateRow]):
-    """Rows as a DataFrame; columns Spark cannot type (e.g. windows) become strings."""
-    columns = list(KeyedStateRow._fields)
-    try:
-        return spark.createDataFrame([tuple(r) for r in rows], columns)
-    except Exception:
-        return spark.createDataFrame(
-            [tuple(None if v is None else str(v) for v in r) for r in rows],
-            "key string, namespace string, value string")
+    """Rows as a DataFrame; columns of other than bool, int, float or str become text."""
+    columns = list(zip(*rows)) if rows else [()] * len(KeyedStateRow._fields)
+    types = [_spark_type(values) for values in columns]
+    columns = [values if spark_type else [None if v is None else str(v) for v in values]
+               for values, spark_type in zip(columns, types)]
+    schema = ", ".join(f"{name} {spark_type or 'string'}"
+                       for name, spark_type in zip(KeyedStateRow._fields, types))
+    return spark.createDataFrame(list(zip(*columns)), schema)

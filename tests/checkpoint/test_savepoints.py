@@ -10,7 +10,7 @@ from api.common import Types
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
 from api.datastream.functions import KeyedProcessFunction, MapFunction, RuntimeContext
-from api.datastream.state import ValueStateDescriptor
+from api.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from api.datastream.window import TumblingEventTimeWindows
 from api.common.time import Time
 from checkpoint.metadata import IncompatibleCheckpointError
@@ -247,3 +247,37 @@ def test_a_failed_job_keeps_its_state_and_the_next_run_resumes(tmp_path):
     build(env)
     env.execute("counting")
     assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+
+
+class CountInList(KeyedProcessFunction):
+    """Uses the name of Count's value state for a list state."""
+
+    def open(self, runtime_context: RuntimeContext):
+        self.count = runtime_context.get_list_state(ListStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.count.add(1)
+        yield value[0]
+
+
+def test_restoring_a_state_as_another_kind_fails_naming_the_state(tmp_path):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out")
+    env = _env(tmp_path, **{"execution.savepoint.path": path})
+    (env.from_collection(_events(), RECORD_TYPE).uid("events")
+        .key_by(lambda e: e[0])
+        .process(CountInList(), Types.STRING()).uid("counts")
+        .print())
+    with pytest.raises(JobExecutionException, match="'count' .* is value state"):
+        env.execute("counting")
+
+
+def test_offline_state_as_a_spark_data_frame(tmp_path, spark):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out")
+    rows = read_keyed_state(path, "counts", "count")
+    frame = read_keyed_state(path, "counts", "count", spark=spark)
+    assert sorted(tuple(r) for r in frame.collect()) == sorted(tuple(r) for r in rows)
+    assert frame.columns == ["key", "namespace", "value"]
+    with pytest.raises(KeyError, match="no state 'missing'.*'count'"):
+        read_keyed_state(path, "counts", "missing")
+    with pytest.raises(KeyError, match="no keyed state of operator 'nope'"):
+        read_keyed_state(path, "nope", "count")
