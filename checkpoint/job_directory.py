@@ -228,15 +228,24 @@ class JobDirectory:
             return point
         return None
 
-    def restore(self, point: RestorePoint) -> None:
+    def restore(self, point: RestorePoint, explicit: bool = False) -> None:
         """Makes ``point`` the newest committed batch: state and metadata of later
         (never committed, or abandoned) batches are discarded; state of a checkpoint or
-        savepoint elsewhere is linked into the live store first."""
+        savepoint elsewhere is linked into the live store first. ``explicit``: the user
+        chose the point (``execution.savepoint.path``), which abandons the job's own
+        checkpoints too."""
         record = point.record
         if point.store.root_dir != self.store.root_dir:
             live_state = os.path.join(self.root, "state")
             shutil.rmtree(live_state, ignore_errors=True)
             _link_files(_needed_files(point.store, record), point.store.root_dir, self.root)
+            if explicit:
+                # A new line of batches starts: checkpoints of the abandoned one must
+                # not be mistaken for restore points of this one.
+                for checkpoint_id in self.checkpoint_ids():
+                    path = self.checkpoint_path(checkpoint_id)
+                    if os.path.abspath(path) != os.path.abspath(point.store.root_dir):
+                        shutil.rmtree(path, ignore_errors=True)
         else:
             for uid in self.store.operator_ids():
                 self.store.discard_after(uid, record.batch_id)

@@ -143,6 +143,8 @@ class JobRunner:
                                           for i, n in enumerate(sizes)]
         self.bounded = all(c.size is not None for cs in self.cursors.values() for c in cs)
         self.tracker = self._new_tracker(MIN_WATERMARK)
+        restore_path = options.checkpoints.restore_path
+        self._origin = None if restore_path is None else os.path.abspath(restore_path)
         self.keyed_operators = {
             node.uid: OperatorInfo(node.name, node.parallelism, node.max_parallelism)
             for node in plan.nodes.values() if node.keyed}
@@ -264,10 +266,11 @@ class JobRunner:
     def _restore(self, directory: JobDirectory) -> Optional[RestorePoint]:
         """Finds where the job continues from (None: from scratch) and rewinds to it."""
         restore_path = self.options.checkpoints.restore_path
-        if restore_path is not None:
+        point = directory.find_restore_point()
+        explicit = restore_path is not None and (
+            point is None or point.record.extra.get("restored_from") != self._origin)
+        if explicit:  # (a run that started from this savepoint and failed goes on instead)
             point = read_restore_point(restore_path)
-        else:
-            point = directory.find_restore_point()
         if point is None:
             return None
         record = point.record
@@ -275,9 +278,10 @@ class JobRunner:
                    for uid, stage_id in self._source_uids().items()}
         record.check_restorable_by(point.path, self.keyed_operators, sources,
                                    self.options.checkpoints.allow_non_restored_state)
-        directory.restore(point)
+        directory.restore(point, explicit=explicit)
         for uid, stage_id in self._source_uids().items():
-            for cursor, offset in zip(self.cursors[stage_id], record.source_offsets[uid]):
+            for cursor, offset in zip(self.cursors[stage_id],
+                                      record.source_offsets.get(uid, ())):  # new: from 0
                 cursor.rewind(offset)
         stored_inputs = {tuple(i) for i, _ in record.watermark_tracker["inputs"]}
         if stored_inputs == {(n.id, s) for n in self.job.plan.nodes.values()
@@ -296,7 +300,7 @@ class JobRunner:
             source_offsets={uid: [c.offset for c in self.cursors[stage_id]]
                             for uid, stage_id in self._source_uids().items()},
             watermark=watermark, watermark_tracker=self.tracker.snapshot(),
-            processing_time=now)
+            processing_time=now, extra={"restored_from": self._origin})
 
     # -- savepoints -----------------------------------------------------------------
 

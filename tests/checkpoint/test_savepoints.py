@@ -281,3 +281,40 @@ def test_offline_state_as_a_spark_data_frame(tmp_path, spark):
         read_keyed_state(path, "counts", "missing")
     with pytest.raises(KeyError, match="no keyed state of operator 'nope'"):
         read_keyed_state(path, "nope", "count")
+
+
+class FailWhileBroken(MapFunction):
+    """Fails on record 250 while the file ``broken`` exists."""
+
+    def __init__(self, broken):
+        self.broken = broken
+
+    def map(self, value):
+        if value[1] == 250 and os.path.exists(self.broken):
+            raise ValueError("bad record")
+        return value
+
+
+def test_a_run_restored_from_a_savepoint_that_fails_resumes_from_its_own_progress(tmp_path):
+    out = tmp_path / "out"
+    path = _stopped_with_savepoint(tmp_path, out)
+    broken = tmp_path / "broken"
+    broken.touch()
+    conf = {"execution.savepoint.path": path, "state.checkpoints.dir": str(tmp_path / "chk")}
+
+    def run():
+        env = _env(tmp_path, **conf)
+        (env.from_collection(_events(), RECORD_TYPE).uid("events")
+            .map(FailWhileBroken(str(broken)), RECORD_TYPE).set_parallelism(1).uid("slow")
+            .key_by(lambda e: e[0])
+            .process(Count(), Types.STRING()).uid("counts")
+            .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                     .build()))
+        env.execute("counting")
+
+    with pytest.raises(JobExecutionException, match="bad record"):
+        run()
+    broken.unlink()
+    run()  # same configuration, savepoint path included: goes on after the failure
+    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
