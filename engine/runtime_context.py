@@ -6,6 +6,8 @@ These implement the interfaces of ``api.datastream.functions`` by duck typing
 
 from enum import Enum
 
+from statebackends.ttl import ttl_state
+
 from .time.timers import EVENT_TIME, PROCESSING_TIME
 from .time.watermarks import MIN_WATERMARK
 
@@ -13,12 +15,20 @@ KEYED_STATE_ONLY = ("Keyed state can only be used on a 'keyed stream', i.e., aft
                     "'key_by()' operation. Operator: '{}'")
 
 
+TTL_NEEDS_CLOCK = ("State {!r} has time-to-live enabled, but operator '{}' has no "
+                   "processing-time clock to expire it with")
+
+
 class StreamingRuntimeContext:
-    """RuntimeContext of one parallel instance of an operator."""
+    """RuntimeContext of one parallel instance of an operator.
+
+    ``clock.processing_time`` is the task's processing time, which state with
+    time-to-live (``descriptor.enable_time_to_live``) expires by.
+    """
 
     def __init__(self, task_name: str, subtask_index: int, parallelism: int,
                  max_parallelism: int, attempt_number: int, job_parameters: dict,
-                 keyed_backend):
+                 keyed_backend, clock=None):
         self._task_name = task_name
         self._index = subtask_index
         self._parallelism = parallelism
@@ -26,6 +36,8 @@ class StreamingRuntimeContext:
         self._attempt = attempt_number
         self._job_parameters = job_parameters
         self._backend = keyed_backend
+        self._clock = clock
+        self._ttl_states = {}  # state name -> TTL state, kept alive for the operator's life
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -53,20 +65,31 @@ class StreamingRuntimeContext:
             raise RuntimeError(KEYED_STATE_ONLY.format(self._task_name))
         return self._backend
 
+    def _state(self, getter: str, descriptor):
+        backend = self._keyed()
+        ttl_config = getattr(descriptor, "_ttl_config", None)  # PyFlink's attribute
+        if ttl_config is None or not ttl_config.is_enabled():
+            return getattr(backend, getter)(descriptor)
+        if self._clock is None:
+            raise RuntimeError(TTL_NEEDS_CLOCK.format(descriptor.get_name(), self._task_name))
+        state = ttl_state(backend, getter, descriptor, ttl_config, self._clock)
+        self._ttl_states[descriptor.get_name()] = state
+        return state
+
     def get_state(self, state_descriptor):
-        return self._keyed().get_state(state_descriptor)
+        return self._state("get_state", state_descriptor)
 
     def get_list_state(self, state_descriptor):
-        return self._keyed().get_list_state(state_descriptor)
+        return self._state("get_list_state", state_descriptor)
 
     def get_map_state(self, state_descriptor):
-        return self._keyed().get_map_state(state_descriptor)
+        return self._state("get_map_state", state_descriptor)
 
     def get_reducing_state(self, state_descriptor):
-        return self._keyed().get_reducing_state(state_descriptor)
+        return self._state("get_reducing_state", state_descriptor)
 
     def get_aggregating_state(self, state_descriptor):
-        return self._keyed().get_aggregating_state(state_descriptor)
+        return self._state("get_aggregating_state", state_descriptor)
 
 
 class TimeDomain(Enum):
