@@ -16,6 +16,7 @@ from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
+from statebackends.ttl import cleanup_expired_state
 
 from .errors import OperatorError
 from .graph import JobPlan, Stage
@@ -95,7 +96,7 @@ class OperatorTask:
     def runtime_context(self, name: str) -> StreamingRuntimeContext:
         return StreamingRuntimeContext(name, self.subtask, self.parallelism,
                                        self.max_parallelism, 0, self.job_parameters,
-                                       self.keyed_backend)
+                                       self.keyed_backend, clock=self.clock)
 
     def process_context(self, cursor, operator) -> ProcessContext:
         timer_service = TimerService(self.clock, self.timers, self.keyed_backend)
@@ -195,6 +196,7 @@ class StageInstance:
             for n in self.stage.nodes:
                 self.operators[n].end_input()
         if self.backend is not None:
+            cleanup_expired_state(self.backend, batch.batch_id)
             self.backend.write_version(StateStore(batch.state_dir), batch.batch_id)
         if batch.is_final:
             for n in self.stage.nodes:
