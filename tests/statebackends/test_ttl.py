@@ -15,6 +15,7 @@ from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.ttl import cleanup_expired_state, ttl_state
+from tests.statebackends.test_heap_states import Average
 
 FAST_TMP = "/dev/shm"
 TTL = 10
@@ -25,22 +26,6 @@ class Clock:
 
     def __init__(self):
         self.processing_time = 0
-
-
-class Average:
-    """AggregateFunction: the average of the added numbers."""
-
-    def create_accumulator(self):
-        return [0, 0]
-
-    def add(self, value, accumulator):
-        return [accumulator[0] + value, accumulator[1] + 1]
-
-    def get_result(self, accumulator):
-        return accumulator[0] / accumulator[1]
-
-    def merge(self, a, b):
-        return [a[0] + b[0], a[1] + b[1]]
 
 
 @pytest.fixture(params=[HashMapKeyedStateBackend, RocksDBKeyedStateBackend])
