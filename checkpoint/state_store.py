@@ -4,12 +4,21 @@ Layout under the store's root directory::
 
     state/<operator id>/<first key group>-<last key group>/<version>.changelog
     state/<operator id>/<first key group>-<last key group>/<version>.snapshot
+    state/<operator id>/<first key group>-<last key group>/<version>.incremental
+    state/<operator id>/<first key group>-<last key group>/shared/<name>
 
 A file holds the state of one key-group range at one version, as a full
 snapshot or as the changes since the previous version, stored per key group so
 that a reader of another key-group range (another parallelism) unpickles only
 its own groups. Version ``v`` of key group ``g`` = the newest snapshot <= v
 covering g, then every changelog covering g after it, in version order.
+
+An ``incremental`` file is a snapshot too (it replaces the groups of its range),
+kept as a manifest: the writer's metadata plus the names of files in the range's
+``shared/`` directory (a RocksDB backend's SST files, hard-linked there, so that
+consecutive snapshots share the files they have in common instead of copying them).
+Only a backend that understands those files can restore it; ``read`` refuses it. A
+shared file is deleted once no manifest in its range directory names it.
 
 At any version, the files of one operator cover disjoint ranges: ranges change
 only when a job restarts at another parallelism, and the engine must then call
@@ -18,26 +27,39 @@ never committed cannot overlap the new ones.
 """
 from __future__ import annotations
 
+import errno
 import os
 import pickle
-from dataclasses import dataclass
+import shutil
+import uuid
+from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import quote, unquote
 
 from checkpoint.files import is_temporary_name, read_checked, write_checked
 
-__all__ = ["CHANGELOG", "SNAPSHOT", "StateFile", "StateFileContent", "StateStore",
-           "AmbiguousStateFilesError"]
+_TEMPORARY_PREFIX = ".tmp-"  # is_temporary_name() is true of these names
+
+__all__ = ["CHANGELOG", "SNAPSHOT", "INCREMENTAL", "SNAPSHOT_KINDS", "StateFile", "StateFileContent", "StateStore",
+           "AmbiguousStateFilesError", "IncrementalSnapshotError"]
 
 CHANGELOG = "changelog"
 SNAPSHOT = "snapshot"
-_KINDS = (CHANGELOG, SNAPSHOT)
+INCREMENTAL = "incremental"
+SNAPSHOT_KINDS = (SNAPSHOT, INCREMENTAL)
+"""Kinds that hold every entry of their key groups (a restore starts from one)."""
+_KINDS = (CHANGELOG, SNAPSHOT, INCREMENTAL)
+_SHARED = "shared"
 
 KeyGroupRange = Tuple[int, int]
 
 
 class AmbiguousStateFilesError(Exception):
     """Two files claim the same key groups at the same version."""
+
+
+class IncrementalSnapshotError(Exception):
+    """An incremental snapshot was read by a reader that cannot restore it."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +75,12 @@ class StateFile:
 
 @dataclass(frozen=True)
 class StateFileContent:
-    """What a file holds: the writer's metadata and data per key group."""
+    """What a file holds: the writer's metadata and data per key group (an incremental
+    manifest: no groups, and ``shared_files`` maps the writer's file names to paths)."""
 
     meta: Any
     groups: Dict[int, Any]
+    shared_files: Dict[str, str] = field(default_factory=dict)
 
 
 def _overlaps(a: KeyGroupRange, b: KeyGroupRange) -> bool:
@@ -85,6 +109,10 @@ class StateStore:
     def _range_dir(self, operator_id: str, key_group_range: KeyGroupRange) -> str:
         start, end = key_group_range
         return os.path.join(self._state_dir, _operator_dir_name(operator_id), f"{start}-{end}")
+
+    def shared_dir(self, operator_id: str, key_group_range: KeyGroupRange) -> str:
+        """The directory of the files that incremental manifests of one range share."""
+        return os.path.join(self._range_dir(operator_id, key_group_range), _SHARED)
 
     def path_of(self, operator_id: str, key_group_range: KeyGroupRange,
                 version: int, kind: str) -> str:
@@ -131,35 +159,80 @@ class StateStore:
         A file of the other kind at the same version (an earlier attempt) is
         removed first, so a version never has both.
         """
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        if kind not in (CHANGELOG, SNAPSHOT):
+            raise ValueError(f"kind must be {CHANGELOG!r} or {SNAPSHOT!r} (incremental "
+                             f"snapshots: write_incremental), got {kind!r}")
         start, end = key_group_range
         outside = [g for g in groups if not start <= g <= end]
         if outside:
             raise ValueError(f"key groups {sorted(outside)[:5]} are outside the range "
                              f"{start}-{end} written by operator {operator_id!r}")
-        other_kind = SNAPSHOT if kind == CHANGELOG else CHANGELOG
+        return self._write_file(operator_id, (start, end), version, kind, meta, {
+            "groups": {g: pickle.dumps(data, protocol=5) for g, data in groups.items()}})
+
+    def share_file(self, operator_id: str, key_group_range: KeyGroupRange,
+                   source_path: str, name: str) -> None:
+        """Puts an immutable file into the range's shared directory as ``name``: a hard
+        link (a copy across file systems). Call before the manifest naming it is written."""
+        shared_dir = self.shared_dir(operator_id, key_group_range)
+        os.makedirs(shared_dir, exist_ok=True)
+        temporary = os.path.join(shared_dir, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}")
         try:
-            os.remove(self.path_of(operator_id, key_group_range, version, other_kind))
-        except FileNotFoundError:
-            pass
+            try:
+                os.link(source_path, temporary)
+            except OSError as e:
+                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                    raise
+                shutil.copyfile(source_path, temporary)
+                with open(temporary, "rb") as f:
+                    os.fsync(f.fileno())
+            os.replace(temporary, os.path.join(shared_dir, name))
+        except BaseException:
+            try:
+                os.remove(temporary)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def write_incremental(self, operator_id: str, key_group_range: KeyGroupRange,
+                          version: int, shared_files: Dict[str, str],
+                          meta: Any = None) -> StateFile:
+        """Writes (or overwrites) the incremental snapshot of one range at one version:
+        ``shared_files`` maps the writer's file names to names already put into the
+        shared directory with ``share_file``."""
+        shared_dir = self.shared_dir(operator_id, key_group_range)
+        missing = [n for n in shared_files.values()
+                   if not os.path.exists(os.path.join(shared_dir, n))]
+        if missing:
+            raise ValueError(f"operator {operator_id!r}: shared files {missing[:5]} of version "
+                             f"{version} are not in {shared_dir}; call share_file() first")
+        return self._write_file(operator_id, tuple(key_group_range), version, INCREMENTAL,
+                                meta, {"shared_files": dict(shared_files)})
+
+    def _write_file(self, operator_id: str, key_group_range: KeyGroupRange, version: int,
+                    kind: str, meta: Any, body: Dict[str, Any]) -> StateFile:
+        # A file of another kind at the same version (an earlier attempt) goes first,
+        # so a version never has two.
+        self._remove(StateFile(operator_id, key_group_range, version, other,
+                               self.path_of(operator_id, key_group_range, version, other))
+                     for other in _KINDS if other != kind)
         os.makedirs(self._range_dir(operator_id, key_group_range), exist_ok=True)
         path = self.path_of(operator_id, key_group_range, version, kind)
-        write_checked(path, {
-            "operator_id": operator_id,
-            "key_group_range": (start, end),
-            "version": version,
-            "kind": kind,
-            "meta": meta,
-            "groups": {g: pickle.dumps(data, protocol=5) for g, data in groups.items()},
-        })
-        return StateFile(operator_id, (start, end), version, kind, path)
+        write_checked(path, {"operator_id": operator_id, "key_group_range": key_group_range,
+                             "version": version, "kind": kind, "meta": meta, **body})
+        return StateFile(operator_id, key_group_range, version, kind, path)
 
     # -- reading --------------------------------------------------------------
 
     def read(self, state_file: StateFile,
              key_group_range: Optional[KeyGroupRange] = None) -> StateFileContent:
-        """Reads a file, keeping only the key groups within ``key_group_range``."""
+        """Reads a file, keeping only the key groups within ``key_group_range``.
+        An incremental snapshot is refused: see ``read_incremental``."""
+        if state_file.kind == INCREMENTAL:
+            raise IncrementalSnapshotError(
+                f"{state_file.path} is an incremental RocksDB snapshot of operator "
+                f"{state_file.operator_id!r}; only the RocksDB state backend can restore it "
+                "(switch backends on a version that has a full snapshot)")
         content = read_checked(state_file.path)
         if key_group_range is None:
             wanted = content["groups"].items()
@@ -167,6 +240,14 @@ class StateStore:
             start, end = key_group_range
             wanted = ((g, data) for g, data in content["groups"].items() if start <= g <= end)
         return StateFileContent(content["meta"], {g: pickle.loads(data) for g, data in wanted})
+
+    def read_incremental(self, state_file: StateFile) -> StateFileContent:
+        """Reads an incremental snapshot: its metadata and the paths of its shared files."""
+        content = read_checked(state_file.path)
+        shared_dir = self.shared_dir(state_file.operator_id, state_file.key_group_range)
+        return StateFileContent(content["meta"], {}, {
+            local: os.path.join(shared_dir, name)
+            for local, name in content["shared_files"].items()})
 
     def files_to_restore(self, operator_id: str, key_group_range: KeyGroupRange,
                          version: int) -> List[StateFile]:
@@ -182,7 +263,7 @@ class StateStore:
         start, end = key_group_range
         base_version = {}
         for f in reversed(files):
-            if f.kind == SNAPSHOT:
+            if f.kind in SNAPSHOT_KINDS:
                 for g in range(max(start, f.key_group_range[0]), min(end, f.key_group_range[1]) + 1):
                     base_version.setdefault(g, f.version)
         oldest_base = min(base_version.get(g, -1) for g in range(start, end + 1))
@@ -199,13 +280,13 @@ class StateStore:
         everything older within the range is deleted.
         """
         files = self.list_files(operator_id)
-        keep_from = max((f.version for f in files if f.kind == SNAPSHOT
+        keep_from = max((f.version for f in files if f.kind in SNAPSHOT_KINDS
                          and f.key_group_range == tuple(key_group_range) and f.version < version),
                         default=None)
         if keep_from is None:
             return
-        _remove(f for f in files
-                if f.version < keep_from and _contains(key_group_range, f.key_group_range))
+        self._remove(f for f in files
+                     if f.version < keep_from and _contains(key_group_range, f.key_group_range))
 
     def discard_after(self, operator_id: str, version: int) -> None:
         """Deletes all files of an operator newer than ``version`` (never committed).
@@ -214,7 +295,42 @@ class StateStore:
         any task writes, so a restart at another parallelism cannot meet
         overlapping files of a failed attempt.
         """
-        _remove(f for f in self.list_files(operator_id) if f.version > version)
+        self._remove(f for f in self.list_files(operator_id) if f.version > version)
+
+    def _remove(self, files: Iterable[StateFile]) -> None:
+        """Deletes files, then the shared files that no remaining manifest names."""
+        manifest_ranges = set()
+        for f in files:
+            try:
+                os.remove(f.path)
+            except FileNotFoundError:
+                continue
+            if f.kind == INCREMENTAL:
+                manifest_ranges.add((f.operator_id, f.key_group_range))
+        for operator_id, key_group_range in manifest_ranges:
+            self._delete_unshared(operator_id, key_group_range)
+
+    def _delete_unshared(self, operator_id: str, key_group_range: KeyGroupRange) -> None:
+        # Single writer per range: the engine runs one task per range at a time, which
+        # shares its files and writes their manifest before it prunes.
+        shared_dir = self.shared_dir(operator_id, key_group_range)
+        try:
+            names = os.listdir(shared_dir)
+        except FileNotFoundError:
+            return
+        in_use = set()
+        for f in self.list_files(operator_id):
+            if f.kind == INCREMENTAL and f.key_group_range == tuple(key_group_range):
+                try:
+                    in_use.update(read_checked(f.path)["shared_files"].values())
+                except FileNotFoundError:
+                    pass
+        for name in names:
+            if name not in in_use:
+                try:
+                    os.remove(os.path.join(shared_dir, name))
+                except FileNotFoundError:
+                    pass
 
 
 def _check_unambiguous(files: List[StateFile]) -> None:
@@ -229,10 +345,3 @@ def _check_unambiguous(files: List[StateFile]) -> None:
                     f"{a.path} and {b.path} both hold key groups of version {a.version}; "
                     f"files of uncommitted attempts must be removed with discard_after()")
 
-
-def _remove(files: Iterable[StateFile]) -> None:
-    for f in files:
-        try:
-            os.remove(f.path)
-        except FileNotFoundError:
-            pass

@@ -1,67 +1,114 @@
-"""Keyed state of one operator instance in a local RocksDB (Flink's EmbeddedRocksDBStateBackend).
+"""Keyed state of one operator instance in an embedded RocksDB (Flink's
+EmbeddedRocksDBStateBackend): state may be far larger than memory.
 
-A drop-in alternative to ``HashMapKeyedStateBackend``: same constructor, same
-state objects (the heap state classes, run over dict-like ``RocksDBTable``
-views instead of dicts), and the same ``StateStore`` changelog/snapshot files,
-so a job can switch between the two backends and rescale across them.
+A drop-in alternative to ``HashMapKeyedStateBackend``: the same state objects (the
+heap state classes, run over dict-like ``RocksDBTable`` views instead of dicts), the
+same registration (inherited), and the same ``StateStore`` files, so a job can switch
+between the two backends and rescale across them.
 
-Every state name is one ``RocksDBTable``: a column of one ``rocksdict.Rdict``
-in a temporary working directory owned by the backend (removed by ``close()``
-or when the backend is garbage-collected). A RocksDB key is the table's
-4-byte prefix followed by a memo-free pickle of the ``(key, namespace)`` slot;
-a value is the pickled state value. Only the working directory holds state
-values; Python memory holds the registrations, the dirty slots of the current
-batch, and at most one recently read value per state name (see below).
+Layout of one RocksDB key (all states of the instance share one database)::
 
-Values read from RocksDB are fresh copies. The heap states change lists, maps
-and accumulators in place after reading them and then record the slot in the
-``dirty`` set; the set of a ``RocksDBTable`` is a ``DirtySlots`` that writes the
-value last read for that slot back to RocksDB when the slot is recorded. So the
+    key group (2 bytes, big-endian) | state id (2 bytes) | serialize_key([key, namespace])
+
+so one key group, or a range of them, is one contiguous run of keys: a restore at
+another parallelism copies exactly its groups, and a full snapshot reads group by
+group. Keys and values are msgpack where the type allows, pickle otherwise
+(``statebackends.serialization``). Keys equal in Python but of different types
+(``1``, ``1.0``, ``True``) are different entries while the job runs; the changelog and
+full-snapshot files (dicts by slot, as the hashmap backend writes them) merge them.
+
+Python memory holds the registrations, the slots changed in the current batch, and
+the value last read per state; RocksDB's memory is bounded by its block cache (shared
+by the process's backends unless ``block_cache_size`` is given; index and filter
+blocks are charged to it) and two write buffers of ``write_buffer_size`` per backend.
+The write-ahead log is off: the ``StateStore`` files are the durable copy.
+
+Persistence, per ``write_version``: a changelog of the batch's changed slots, and
+every ``snapshot_interval`` versions a snapshot. Without incremental checkpointing
+the snapshot is the hashmap backend's full-snapshot file (while it is written it
+holds a pickled copy of the range's state in memory, twice). With
+``incremental=True`` it is a RocksDB checkpoint: the memtable is flushed, the SST
+files are hard-linked into the store's shared directory of the range (only files the
+previous snapshot did not already share), and a small manifest lists them, with the
+database's few small metadata files inline. Restoring such a snapshot at the same
+key-group range (or a sub-range of it) hard-links the files into a fresh working
+directory and opens them, without reading any entry; other ranges read only their
+key groups from it. The hashmap backend cannot read incremental snapshots: to switch
+back, restore on a version whose base snapshot is a full one.
+
+Values read from RocksDB are fresh copies. The heap states change lists, maps and
+accumulators in place after reading them and then record the slot in ``dirty``;
+``dirty.add(slot)`` writes the value last read for that slot back to RocksDB. So the
 ``value_table`` contract is the hashmap one: change ``table[slot]`` (or an object
 just read from it) and add the slot to ``dirty``.
-
-Slots are compared by their pickles, not by ``==``: ``1``, ``1.0`` and ``True``
-are different keys here (the hashmap backend conflates them), and so are sets
-or frozensets whose pickles differ in element order.
 """
 from __future__ import annotations
 
-import io
-import pickle
+import errno
+import os
 import shutil
 import struct
 import tempfile
+import uuid
 import weakref
-from typing import Any, Hashable, Iterator, MutableMapping, Optional, Set, Tuple
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Dict, Hashable, Iterator, Optional, Tuple
 
-from rocksdict import DbClosedError, Options, Rdict
+from rocksdict import (
+    AccessType, BlockBasedOptions, Cache, Checkpoint, DbClosedError, Options, Rdict,
+    WriteBatch, WriteOptions,
+)
 
+from checkpoint.state_store import (
+    CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore,
+)
 from statebackends.hashmap import (
     DEFAULT_SNAPSHOT_INTERVAL, HashMapKeyedStateBackend, KeyGroupMismatchError,
     VOID_NAMESPACE,
 )
+from statebackends.keygroups import assign_key_group
+from statebackends.serialization import deserialize, serialize_key, serialize_value
 
-__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots", "VOID_NAMESPACE",
-           "KeyGroupMismatchError"]
+__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots", "VOID_NAMESPACE", "KeyGroupMismatchError",
+           "DEFAULT_BLOCK_CACHE_SIZE", "DEFAULT_WRITE_BUFFER_SIZE"]
+
+DEFAULT_BLOCK_CACHE_SIZE = 64 << 20
+"""Bytes of the block cache shared by the process's backends that set no size of their own."""
+DEFAULT_WRITE_BUFFER_SIZE = 4 << 20
+"""Bytes of one memtable; a backend has at most two."""
+MAX_KEY_GROUPS = 1 << 15  # Flink's upper bound of max parallelism; fits the 2-byte prefix
 
 Slot = Tuple[Hashable, Any]
 
-_PROTOCOL = 4
+_U16 = struct.Struct(">H")
+_END = b"\xff\xff\xff"  # after every key
+_BATCH_ENTRIES = 10_000  # entries per WriteBatch while restoring
 _MISSING = object()
+_shared_cache: Optional[Cache] = None
 
 
-def _encode_slot(slot: Slot) -> bytes:
-    """A pickle without memo references, so equal slots give equal bytes whether or
-    not they share sub-objects (pickle.dumps of ("a", "a") depends on identity)."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=_PROTOCOL)
-    pickler.fast = True
-    pickler.dump(slot)
-    return buffer.getvalue()
+def _group_prefix(group: int) -> bytes:
+    return _U16.pack(group)
 
 
-class DirtySlots(set):
-    """The changed slots of one table; ``add`` also writes back the table's value
+def _upper(group: int) -> bytes:
+    """The first key after key group ``group``."""
+    return _U16.pack(group + 1) if group + 1 < 1 << 16 else _END
+
+
+def _scan(db: Rdict, lower: bytes, upper: bytes) -> Iterator[Tuple[bytes, bytes]]:
+    """The entries with ``lower <= key < upper``, in key order."""
+    # (Not ReadOptions.set_iterate_upper_bound: with rocksdict 0.3.29 it loses entries
+    # still in the memtable.)
+    for db_key, data in db.items(from_key=lower):
+        if db_key >= upper:
+            return
+        yield db_key, data
+
+
+class DirtySlots(dict):
+    """The changed slots of one table since the last ``write_version`` (by their stored
+    key, so ``1`` and ``True`` stay apart); ``add`` also writes back the table's value
     last read for that slot (which the caller may have changed in place)."""
 
     __slots__ = ("_table",)
@@ -70,50 +117,46 @@ class DirtySlots(set):
         super().__init__()
         self._table = table
 
-    def add(self, slot) -> None:
-        self._table.write_back(slot)
-        set.add(self, slot)
+    def add(self, slot: Slot) -> None:
+        self[self._table.write_back(slot)] = slot
 
 
 class RocksDBTable(MutableMapping):
     """The entries ``(key, namespace) -> value`` of one state name, stored in RocksDB."""
 
-    def __init__(self, db: Rdict, table_id: int):
-        self._db = db
-        self._prefix = struct.pack(">I", table_id)
-        self._prefix_length = len(self._prefix)
-        self._end = struct.pack(">I", table_id + 1)
-        self._read_slot: Any = _MISSING  # the slot and value last returned by a read
+    def __init__(self, backend: "RocksDBKeyedStateBackend", name: str, state_id: int):
+        self._backend = backend
+        self.name = name
+        self.state_id = _U16.pack(state_id)
+        self._read_key: Optional[bytes] = None  # db key and value of the last read
         self._read_value: Any = None
         self.dirty = DirtySlots(self)
 
-    def _db_key(self, slot: Slot) -> bytes:
-        return self._prefix + _encode_slot(slot)
-
-    def _remember(self, slot, value) -> None:
-        self._read_slot, self._read_value = slot, value
-
-    def _forget(self, slot) -> None:
-        if self._read_slot == slot:
-            self._read_slot, self._read_value = _MISSING, None
+    def db_key(self, slot: Slot) -> bytes:
+        group, body = self._backend.encode_slot(slot)
+        return group + self.state_id + body
 
     def forget_read_value(self) -> None:
-        self._read_slot, self._read_value = _MISSING, None
+        self._read_key = self._read_value = None
 
-    def write_back(self, slot) -> None:
-        """Stores the value last read for ``slot``, if it was the last slot read."""
-        if self._read_slot is not _MISSING and self._read_slot == slot:
-            self._db[self._db_key(slot)] = pickle.dumps(self._read_value, _PROTOCOL)
-            self._read_slot, self._read_value = _MISSING, None
+    def write_back(self, slot: Slot) -> bytes:
+        """Stores the value last read for ``slot``, if it was the last slot read;
+        returns the slot's db key."""
+        db_key = self.db_key(slot)
+        if db_key == self._read_key:
+            self._backend.db.put(db_key, serialize_value(self._read_value))
+            self._read_key = self._read_value = None
+        return db_key
 
     # -- mapping ---------------------------------------------------------------
 
     def get(self, slot, default=None):
-        data = self._db.get(self._db_key(slot))
+        db_key = self.db_key(slot)
+        data = self._backend.db.get(db_key)
         if data is None:
             return default
-        value = pickle.loads(data)
-        self._remember(slot, value)
+        value = deserialize(data)
+        self._read_key, self._read_value = db_key, value
         return value
 
     def __getitem__(self, slot):
@@ -123,68 +166,123 @@ class RocksDBTable(MutableMapping):
         return value
 
     def __setitem__(self, slot, value) -> None:
-        self._db[self._db_key(slot)] = pickle.dumps(value, _PROTOCOL)
-        self._forget(slot)
+        db_key = self.db_key(slot)
+        self._backend.db.put(db_key, self._backend.serialize_value(self.name, slot, value))
+        if db_key == self._read_key:
+            self._read_key = self._read_value = None
 
     def __delitem__(self, slot) -> None:
-        db_key = self._db_key(slot)
-        if self._db.get(db_key) is None:
+        if self.pop(slot, _MISSING) is _MISSING:
             raise KeyError(slot)
-        del self._db[db_key]
-        self._forget(slot)
 
     def pop(self, slot, default=_MISSING):
-        db_key = self._db_key(slot)
-        data = self._db.get(db_key)
+        db_key = self.db_key(slot)
+        db = self._backend.db
+        data = db.get(db_key)
         if data is None:
             if default is _MISSING:
                 raise KeyError(slot)
             return default
-        del self._db[db_key]
-        self._forget(slot)
-        return pickle.loads(data)
+        db.delete(db_key)
+        if db_key == self._read_key:
+            self._read_key = self._read_value = None
+        return deserialize(data)
 
     def __contains__(self, slot) -> bool:
-        return self._db.get(self._db_key(slot)) is not None
+        return self._backend.db.get(self.db_key(slot)) is not None
 
     def _raw_items(self) -> Iterator[Tuple[bytes, bytes]]:
-        end = self._end
-        for db_key, data in self._db.items(from_key=self._prefix):
-            if db_key >= end:
-                return
-            yield db_key, data
+        db, state_id = self._backend.db, self.state_id
+        start, end = self._backend.key_group_range
+        for group in range(start, end + 1):
+            prefix = _group_prefix(group) + state_id
+            yield from _scan(db, prefix, prefix + b"\xff")
 
     def __iter__(self) -> Iterator[Slot]:
-        n = self._prefix_length
         for db_key, _ in self._raw_items():
-            yield pickle.loads(db_key[n:])
+            yield tuple(deserialize(db_key[4:]))
 
     def items(self) -> Iterator[Tuple[Slot, Any]]:  # type: ignore[override]
-        n = self._prefix_length
         for db_key, data in self._raw_items():
-            yield pickle.loads(db_key[n:]), pickle.loads(data)
+            yield tuple(deserialize(db_key[4:])), deserialize(data)
 
     def __len__(self) -> int:
         return sum(1 for _ in self._raw_items())
 
-    def update(self, entries=(), **kwargs) -> None:  # type: ignore[override]
-        pairs = entries.items() if hasattr(entries, "items") else entries
-        for slot, value in pairs:
-            self[slot] = value
-        for slot, value in kwargs.items():
-            self[slot] = value
-
     def __repr__(self) -> str:
-        return f"RocksDBTable(prefix={self._prefix.hex()})"
+        return f"RocksDBTable({self.name!r})"
 
 
-def _close_db(db: Rdict, directory: str) -> None:
+class _SnapshotGroups(Mapping):
+    """All entries of a backend per key group, in the hashmap snapshot's shape
+    ``{group: {name: ({slot: value}, [])}}``, read from RocksDB one group at a time."""
+
+    def __init__(self, backend: "RocksDBKeyedStateBackend"):
+        self._backend = backend
+
+    def __iter__(self) -> Iterator[int]:
+        db = self._backend.db
+        start, end = self._backend.key_group_range
+        for group in range(start, end + 1):
+            if next(_scan(db, _group_prefix(group), _upper(group)), None) is not None:
+                yield group
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __getitem__(self, group: int) -> Dict[str, Tuple[Dict[Slot, Any], list]]:
+        names = {table.state_id: name for name, table in self._backend._tables.items()}
+        changes: Dict[str, Tuple[Dict[Slot, Any], list]] = {}
+        for db_key, data in _scan(self._backend.db, _group_prefix(group), _upper(group)):
+            name = names[db_key[2:4]]
+            puts = changes.get(name)
+            if puts is None:
+                puts = changes[name] = ({}, [])
+            puts[0][tuple(deserialize(db_key[4:]))] = deserialize(data)
+        return changes
+
+
+def _open(path: str, options: Options, read_only: bool = False) -> Rdict:
+    if read_only:
+        return Rdict(path, options, access_type=AccessType.read_only())
+    db = Rdict(path, options)
+    write_options = WriteOptions()
+    write_options.disable_wal = True  # the StateStore files are the durable copy
+    db.set_write_options(write_options)
+    return db
+
+
+def _close(db: Rdict) -> None:
     try:
         db.close()
     except DbClosedError:
         pass
+
+
+def _close_and_remove(db: Rdict, directory: str) -> None:
+    try:
+        _close(db)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        shutil.copyfile(source, target)
+
+
+def _materialize(content: StateFileContent, directory: str) -> None:
+    """Lays out the database files of an incremental snapshot in ``directory``."""
+    os.makedirs(directory)
+    for local_name, path in content.shared_files.items():
+        _link_or_copy(path, os.path.join(directory, local_name))
+    for name, data in content.meta["db_files"].items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
 
 
 class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
@@ -192,42 +290,308 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
     stored in a RocksDB under a fresh temporary directory (in ``local_dir`` if given).
 
     Same API and file format as ``HashMapKeyedStateBackend``; ``value_table`` returns
-    ``(RocksDBTable, DirtySlots)``. Call ``close()`` when done (or let it be collected).
+    ``(RocksDBTable, DirtySlots)``. ``incremental`` makes snapshots incremental RocksDB
+    checkpoints (the class attribute is the default). Call ``close()`` when done (or let
+    it be collected).
     """
+
+    incremental = False
 
     def __init__(self, operator_id: str, key_group_range: Tuple[int, int],
                  max_parallelism: int, snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                 local_dir: Optional[str] = None):
+                 local_dir: Optional[str] = None, incremental: Optional[bool] = None,
+                 block_cache_size: Optional[int] = None,
+                 write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
+                 _initial_files: Optional[StateFileContent] = None):
+        if max_parallelism > MAX_KEY_GROUPS:
+            raise ValueError(f"operator {operator_id!r}: the RocksDB state backend supports "
+                             f"a max parallelism of at most {MAX_KEY_GROUPS}, "
+                             f"got {max_parallelism}")
         super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval)
+        if incremental is not None:
+            self.incremental = incremental
+        self._options = self._make_options(block_cache_size, write_buffer_size)
         self.working_dir = tempfile.mkdtemp(prefix="rocksdb-state-", dir=local_dir)
+        self._db_dir = os.path.join(self.working_dir, "db")
+        if _initial_files is not None:  # restore() adopts an incremental snapshot
+            _materialize(_initial_files, self._db_dir)
+        self.db = _open(self._db_dir, self._options)
+        self._finalizer = weakref.finalize(self, _close_and_remove, self.db, self.working_dir)
+        self._state_ids: Dict[str, int] = {}
+        self._encoded_slot: Any = _MISSING  # encode_slot's last slot and its encoding
+        self._encoded: Tuple[bytes, bytes] = (b"", b"")
+        self._instance = uuid.uuid4().hex[:12]
+        # Local SST name -> its name in self._shared_dir, for files a snapshot shared.
+        self._shared_names: Dict[str, str] = {}
+        self._shared_dir: Optional[str] = None
+
+    @staticmethod
+    def _make_options(block_cache_size: Optional[int], write_buffer_size: int) -> Options:
+        global _shared_cache
+        if block_cache_size is None:
+            if _shared_cache is None:
+                _shared_cache = Cache(DEFAULT_BLOCK_CACHE_SIZE)
+            cache = _shared_cache
+        else:
+            cache = Cache(block_cache_size)
+        table_options = BlockBasedOptions()
+        table_options.set_block_cache(cache)
+        table_options.set_bloom_filter(10, False)
+        table_options.set_cache_index_and_filter_blocks(True)
+        table_options.set_pin_l0_filter_and_index_blocks_in_cache(True)
         options = Options(raw_mode=True)
         options.create_if_missing(True)
-        self._db = Rdict(self.working_dir, options)
-        self._finalizer = weakref.finalize(self, _close_db, self._db, self.working_dir)
+        options.set_block_based_table_factory(table_options)
+        options.set_write_buffer_size(write_buffer_size)
+        options.set_max_write_buffer_number(2)
+        options.set_keep_log_file_num(1)
+        return options
 
-    def _table_of(self, name: str) -> Tuple[RocksDBTable, Set[Slot]]:
+    # -- tables ----------------------------------------------------------------
+
+    def _table_of(self, name: str) -> Tuple[RocksDBTable, DirtySlots]:
         table = self._tables.get(name)
         if table is None:
-            if self._finalizer is not None and not self._finalizer.alive:
+            if not self._finalizer.alive:
                 raise RuntimeError(f"state backend of operator {self.operator_id!r} is closed")
-            table = self._tables[name] = RocksDBTable(self._db, len(self._tables))
+            state_id = self._state_ids.get(name)
+            if state_id is None:
+                state_id = self._state_ids[name] = max(self._state_ids.values(), default=-1) + 1
+                if state_id >= 1 << 16:
+                    raise ValueError(f"operator {self.operator_id!r} has more than 65536 "
+                                     "state names")
+            table = self._tables[name] = RocksDBTable(self, name, state_id)
             self._dirty[name] = table.dirty
         return table, self._dirty[name]
+
+    def encode_slot(self, slot: Slot) -> Tuple[bytes, bytes]:
+        """(key-group prefix, serialized slot); the current slot's is computed once."""
+        if slot is self._encoded_slot:
+            return self._encoded
+        key = slot[0]
+        try:
+            body = serialize_key([key, slot[1]])
+        except Exception as e:
+            raise TypeError(f"operator {self.operator_id!r}: state key {key!r} / namespace "
+                            f"{slot[1]!r} cannot be serialized: {e}") from e
+        encoded = (_group_prefix(assign_key_group(key, self.max_parallelism)), body)
+        self._encoded_slot, self._encoded = slot, encoded
+        return encoded
+
+    def serialize_value(self, name: str, slot: Slot, value) -> bytes:
+        try:
+            return serialize_value(value)
+        except Exception as e:
+            raise TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
+                            f"key {slot[0]!r} cannot be serialized: {e}") from e
+
+    def entries(self) -> Iterator[Tuple[str, Hashable, Hashable, Any]]:
+        """All stored (state name, key, namespace, value) entries, for tests and tools."""
+        for name, table in list(self._tables.items()):
+            for (key, namespace), value in table.items():
+                yield name, key, namespace, value
 
     def close(self) -> None:
         """Closes the RocksDB and deletes its working directory; the backend is unusable after."""
         self._finalizer()
 
-    def write_version(self, store, version: int) -> None:
-        super().write_version(store, version)
+    # -- persistence -------------------------------------------------------------
+
+    def write_version(self, store: StateStore, version: int) -> None:
+        """Persists this version: the changes since the last write, or a snapshot (full, or
+        incremental if enabled). If writing fails, discard this backend."""
+        if version <= self.version:
+            raise ValueError(f"operator {self.operator_id!r}: cannot write version {version}, "
+                             f"the state is already at version {self.version}")
+        is_snapshot = version % self.snapshot_interval == 0
+        changes = self._changed_groups(read_values=not is_snapshot)
+        meta = {"state_kinds": dict(self._kinds)}
+        if not is_snapshot:
+            store.write(self.operator_id, self.key_group_range, version, CHANGELOG, changes,
+                        meta=meta)
+        elif self.incremental:
+            self._write_incremental(store, version, meta)
+        else:
+            store.write(self.operator_id, self.key_group_range, version, SNAPSHOT,
+                        _SnapshotGroups(self), meta=meta)
+        if is_snapshot:
+            store.prune(self.operator_id, self.key_group_range, version)
         for table in self._tables.values():
+            table.dirty.clear()
             table.forget_read_value()
+        self.version = version
+
+    def _changed_groups(self, read_values: bool) -> Dict[int, Dict[str, tuple]]:
+        """The changelog of the dirty slots (or, without ``read_values``, only the check
+        that every dirty slot's key belongs to this backend's key groups)."""
+        start, end = self.key_group_range
+        groups: Dict[int, Dict[str, tuple]] = {}
+        db = self.db
+        for name, table in self._tables.items():
+            for db_key, slot in table.dirty.items():
+                group = _U16.unpack_from(db_key)[0]
+                if not start <= group <= end:
+                    raise KeyGroupMismatchError(
+                        f"operator {self.operator_id!r} holds state for key {slot[0]!r} of "
+                        f"key group {group}, outside its key groups {start}-{end}")
+                if not read_values:
+                    continue
+                puts, deletes = groups.setdefault(group, {}).setdefault(name, ({}, []))
+                data = db.get(db_key)
+                if data is None:
+                    deletes.append(slot)
+                else:
+                    puts[slot] = deserialize(data)
+        return groups
+
+    def _write_incremental(self, store: StateStore, version: int, meta: dict) -> None:
+        shared_dir = store.shared_dir(self.operator_id, self.key_group_range)
+        if shared_dir != self._shared_dir:
+            self._shared_names, self._shared_dir = {}, shared_dir
+        checkpoint_dir = os.path.join(self.working_dir, f"checkpoint-{version}")
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
+        Checkpoint(self.db).create_checkpoint(checkpoint_dir)  # flushes; hard links SSTs
+        try:
+            shared, db_files = {}, {}
+            for local_name in os.listdir(checkpoint_dir):
+                path = os.path.join(checkpoint_dir, local_name)
+                if not local_name.endswith(".sst"):
+                    with open(path, "rb") as f:
+                        db_files[local_name] = f.read()
+                    continue
+                shared_name = self._shared_names.get(local_name)
+                if shared_name is None or not os.path.exists(
+                        os.path.join(shared_dir, shared_name)):
+                    shared_name = f"{self._instance}-{local_name}"
+                    store.share_file(self.operator_id, self.key_group_range, path, shared_name)
+                shared[local_name] = shared_name
+            meta = dict(meta, state_ids=dict(self._state_ids), db_files=db_files)
+            store.write_incremental(self.operator_id, self.key_group_range, version, shared,
+                                    meta=meta)
+            self._shared_names = shared  # SSTs compacted away since are no longer shared
+        finally:
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
     @classmethod
-    def restore(cls, store, operator_id: str, key_group_range: Tuple[int, int],
+    def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
                 max_parallelism: int, version: int,
-                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL) -> "RocksDBKeyedStateBackend":
-        """A backend holding ``key_group_range`` at ``version`` (empty at -1), loaded into
-        a fresh RocksDB from the files of either backend, of any key-group ranges."""
-        return super().restore(store, operator_id, key_group_range, max_parallelism,
-                               version, snapshot_interval)
+                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                **options) -> "RocksDBKeyedStateBackend":
+        """A backend holding ``key_group_range`` at ``version`` (empty at -1), streamed into
+        a fresh RocksDB from the files of either backend, of any key-group ranges.
+
+        An incremental snapshot covering the whole range is adopted by hard-linking its
+        files; everything else is written entry by entry in batches, file by file, so
+        memory holds at most one (non-incremental) file. ``options`` go to the constructor.
+        """
+        files = store.files_to_restore(operator_id, key_group_range, version)
+        first = files[0] if files else None
+        adopted = None
+        if (first is not None and first.kind == INCREMENTAL
+                and first.key_group_range[0] <= key_group_range[0]
+                and key_group_range[1] <= first.key_group_range[1]):
+            adopted = store.read_incremental(first)
+            files = files[1:]
+        backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
+                      _initial_files=adopted, **options)
+        try:
+            if adopted is not None:
+                backend._adopted(store, first, adopted)
+            for state_file in files:
+                backend._apply(store, state_file)
+        except BaseException:
+            backend.close()
+            raise
+        backend.version = version
+        return backend
+
+    def _overlap(self, state_file: StateFile) -> Tuple[int, int]:
+        return (max(self.key_group_range[0], state_file.key_group_range[0]),
+                min(self.key_group_range[1], state_file.key_group_range[1]))
+
+    def _adopted(self, store: StateStore, state_file: StateFile,
+                 content: StateFileContent) -> None:
+        """Takes over the registrations of the incremental snapshot the database was
+        opened from (of a range containing ours) and drops other ranges' key groups."""
+        self._kinds.update(content.meta["state_kinds"])
+        self._state_ids = dict(content.meta["state_ids"])
+        for name in self._state_ids:
+            self._table_of(name)
+        start, end = self.key_group_range
+        if state_file.key_group_range == self.key_group_range:
+            self._shared_dir = store.shared_dir(self.operator_id, self.key_group_range)
+            self._shared_names = {local: os.path.basename(path)
+                                  for local, path in content.shared_files.items()}
+        else:  # drop the other instances' key groups
+            self.db.delete_range(_group_prefix(0), _group_prefix(start))
+            self.db.delete_range(_upper(end), _END)
+
+    def _apply(self, store: StateStore, state_file: StateFile) -> None:
+        """Applies one file on top of the database: a snapshot replaces its key groups."""
+        lo, hi = self._overlap(state_file)
+        writer = _BatchWriter(self.db)
+        if state_file.kind != CHANGELOG:
+            writer.delete_range(_group_prefix(lo), _upper(hi))
+        if state_file.kind == INCREMENTAL:
+            self._copy_incremental(store, state_file, lo, hi, writer)
+        else:
+            content = store.read(state_file, (lo, hi))
+            self._kinds.update(content.meta["state_kinds"])
+            for changes in content.groups.values():
+                for name, (puts, deletes) in changes.items():
+                    table = self._table_of(name)[0]
+                    for slot in deletes:
+                        writer.delete(table.db_key(slot))
+                    for slot, value in puts.items():
+                        writer.put(table.db_key(slot), self.serialize_value(name, slot, value))
+        writer.flush()
+
+    def _copy_incremental(self, store: StateStore, state_file: StateFile, lo: int, hi: int,
+                          writer: "_BatchWriter") -> None:
+        """Copies key groups ``lo..hi`` of an incremental snapshot, renumbering states."""
+        content = store.read_incremental(state_file)
+        self._kinds.update(content.meta["state_kinds"])
+        our_ids = {_U16.pack(their_id): self._table_of(name)[0].state_id
+                   for name, their_id in content.meta["state_ids"].items()}
+        directory = os.path.join(self.working_dir, f"restore-{uuid.uuid4().hex}")
+        try:
+            _materialize(content, directory)
+            source = _open(directory, self._options, read_only=True)
+            try:
+                for db_key, data in _scan(source, _group_prefix(lo), _upper(hi)):
+                    writer.put(db_key[:2] + our_ids[db_key[2:4]] + db_key[4:], data)
+            finally:
+                _close(source)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+class _BatchWriter:
+    """Writes to a database through WriteBatches of bounded size."""
+
+    def __init__(self, db: Rdict):
+        self._db = db
+        self._batch = WriteBatch(raw_mode=True)
+        self._count = 0
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._batch.put(key, value)
+        self._count += 1
+        if self._count >= _BATCH_ENTRIES:
+            self.flush()
+
+    def delete(self, key: bytes) -> None:
+        self._batch.delete(key)
+        self._count += 1
+        if self._count >= _BATCH_ENTRIES:
+            self.flush()
+
+    def delete_range(self, begin: bytes, end: bytes) -> None:
+        self._batch.delete_range(begin, end)
+        self._count += 1
+
+    def flush(self) -> None:
+        if self._count:
+            self._db.write(self._batch)
+            self._batch = WriteBatch(raw_mode=True)
+            self._count = 0

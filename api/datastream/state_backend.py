@@ -1,7 +1,7 @@
 """State backends, as in ``pyflink.datastream.state_backend``: where keyed state lives
 while a job runs. Either way, each micro-batch's changes are written to the state
 directory, so any worker can take over a partition."""
-from typing import Optional
+from typing import Any, Dict, Optional
 
 
 class StateBackend:
@@ -18,16 +18,27 @@ class HashMapStateBackend(StateBackend):
 
 class EmbeddedRocksDBStateBackend(StateBackend):
     """Keeps working state in an embedded RocksDB on the worker's local disk, so state can
-    exceed memory."""
+    exceed memory.
+
+    Each micro-batch writes a changelog of its changes; every few batches a snapshot.
+    With ``enable_incremental_checkpointing=True`` a snapshot is a RocksDB checkpoint
+    whose SST files consecutive snapshots share (only new files are written); otherwise
+    it is a full copy of the state, in the same format as HashMapStateBackend's, so a job
+    can switch between the two backends. Incremental snapshots are read by this backend
+    only. Incremental checkpointing is off by default, as in Flink."""
 
     engine_kind = "rocksdb"
 
     def __init__(self, enable_incremental_checkpointing: Optional[bool] = None):
-        # Checkpoints are per-batch changelogs plus periodic snapshots either way.
         self._incremental = bool(enable_incremental_checkpointing)
 
     def is_incremental_checkpointing_enabled(self) -> bool:
+        """Whether snapshots are incremental RocksDB checkpoints."""
         return self._incremental
+
+    def engine_options(self) -> Dict[str, Any]:
+        """Keyword arguments of the engine's keyed backend (RocksDBKeyedStateBackend)."""
+        return {"incremental": self._incremental}
 
 
 # --- Deprecated state backends (PyFlink 1.x; removed in PyFlink 2.x) ----------------------
