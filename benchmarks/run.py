@@ -32,6 +32,8 @@ def parse_args(argv=None):
                    help="max records per source split and micro-batch")
     p.add_argument("--master", default="local[2]", help="Spark master (executor spark)")
     p.add_argument("--repeat", type=int, default=1, help="runs per workload; best is shown")
+    p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"],
+                   help="keyed state backend of the engine's runs (state.backend.type)")
     return p.parse_args(argv)
 
 
@@ -44,7 +46,8 @@ def main(argv=None):
     header = (f"{'workload':8} {'N':>9} {'executor':8} {'par':>3} {'batch':>8} {'s':>7} "
               f"{'rec/s':>10} {'base s':>7} {'base rec/s':>10} {'ratio':>6}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}; ratio = ours / baseline records/s")
+          f"{os.getloadavg()[0]:.1f}, state backend {opts.state_backend}; "
+          f"ratio = ours / baseline records/s")
     print(header)
     print("-" * len(header))
     for name in opts.workloads.upper().replace(" ", "").split(","):

@@ -33,6 +33,7 @@ def _env(opts) -> StreamExecutionEnvironment:
     conf = Configuration()
     conf.set_string("execution.executor", opts.executor)
     conf.set_string("execution.micro-batch.size", str(opts.micro_batch_size))
+    conf.set_string("state.backend.type", getattr(opts, "state_backend", "hashmap"))
     env = StreamExecutionEnvironment.get_execution_environment(conf, opts.session)
     env.set_parallelism(opts.parallelism)
     return env
