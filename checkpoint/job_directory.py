@@ -30,7 +30,7 @@ from typing import Iterable, List, Optional
 
 from checkpoint.files import CorruptFileError, is_temporary_name, read_checked, write_checked
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
-from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateFile, StateStore
+from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 
 __all__ = ["JobDirectory", "RestorePoint", "export_checkpoint", "read_restore_point",
            "METADATA_FILE"]
@@ -64,21 +64,29 @@ def _needed_files(store: StateStore, record: CommitRecord) -> List[StateFile]:
     return files
 
 
+def _physical_paths(store: StateStore, state_file: StateFile) -> List[str]:
+    """The file itself, and for an incremental snapshot the shared files it names."""
+    if state_file.kind == INCREMENTAL:
+        return [state_file.path, *store.read_incremental(state_file).shared_files.values()]
+    return [state_file.path]
+
+
 def _verify(store: StateStore, record: CommitRecord, path: str) -> None:
     """Raises InvalidRestorePointError unless every operator has a file at exactly the
-    record's version and every file of the restore chain reads back intact."""
+    record's version and every file of the restore chain reads back intact (shared
+    RocksDB files: exist; RocksDB checks their own checksums when it opens them)."""
     for uid in record.operators:
         if not any(f.version == record.batch_id for f in store.list_files(uid)):
             raise InvalidRestorePointError(
                 f"{path}: no state file of operator {uid!r} at version {record.batch_id}")
     for state_file in _needed_files(store, record):
-        if state_file.kind in (CHANGELOG, SNAPSHOT):
-            try:
-                read_checked(state_file.path)
-            except (CorruptFileError, OSError) as e:
-                raise InvalidRestorePointError(f"{path}: {e}") from e
-        elif not os.path.exists(state_file.path):
-            raise InvalidRestorePointError(f"{path}: {state_file.path} is missing")
+        try:
+            read_checked(state_file.path)
+            missing = [p for p in _physical_paths(store, state_file) if not os.path.exists(p)]
+        except (CorruptFileError, OSError) as e:
+            raise InvalidRestorePointError(f"{path}: {e}") from e
+        if missing:
+            raise InvalidRestorePointError(f"{path}: {missing[0]} is missing")
 
 
 def _link_or_copy(source: str, target: str) -> None:
@@ -91,10 +99,13 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def _link_files(files: Iterable[StateFile], source_root: str, target_root: str) -> None:
+def _link_files(store: StateStore, files: Iterable[StateFile], target_root: str) -> None:
+    """Links the files (and the shared files of incremental snapshots) into a store at
+    ``target_root``, at the same relative paths."""
     for state_file in files:
-        relative = os.path.relpath(state_file.path, source_root)
-        _link_or_copy(state_file.path, os.path.join(target_root, relative))
+        for source in _physical_paths(store, state_file):
+            relative = os.path.relpath(source, store.root_dir)
+            _link_or_copy(source, os.path.join(target_root, relative))
 
 
 def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> str:
@@ -107,7 +118,7 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
         raise FileExistsError(f"checkpoint target {target} exists already")
     building = os.path.join(parent, f".tmp-{uuid.uuid4().hex}-{name}")
     try:
-        _link_files(_needed_files(store, record), store.root_dir, building)
+        _link_files(store, _needed_files(store, record), building)
         write_checked(os.path.join(building, METADATA_FILE), record)
         os.rename(building, target)
     except BaseException:
@@ -238,7 +249,7 @@ class JobDirectory:
         if point.store.root_dir != self.store.root_dir:
             live_state = os.path.join(self.root, "state")
             shutil.rmtree(live_state, ignore_errors=True)
-            _link_files(_needed_files(point.store, record), point.store.root_dir, self.root)
+            _link_files(point.store, _needed_files(point.store, record), self.root)
             if explicit:
                 # A new line of batches starts: checkpoints of the abandoned one must
                 # not be mistaken for restore points of this one.

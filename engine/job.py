@@ -28,6 +28,7 @@ class JobSettings:
     state_dir: Optional[str] = None  # checkpoint storage: <state_dir>/<job name>/
     job_parameters: Dict[str, str] = field(default_factory=dict)
     state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
+    state_backend_options: Dict[str, object] = field(default_factory=dict)
     job_name: str = "Flink Streaming Job"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
 
@@ -62,7 +63,8 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
     if settings.state_backend not in ("hashmap", "rocksdb"):
         raise ValueError(f"unknown state backend {settings.state_backend!r}: use 'hashmap' "
                          "or 'rocksdb'")
-    return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend)
+    return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend,
+                       dict(settings.state_backend_options))
 
 
 def make_executor(settings: JobSettings):

@@ -61,6 +61,7 @@ class CompiledJob:
     plan: JobPlan
     factories: Dict[int, bytes]
     state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
+    state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
 
 
 class OperatorTask:
@@ -167,7 +168,7 @@ class StageInstance:
             node.max_parallelism, self.stage.parallelism, self.partition)
         return STATE_BACKENDS[self.job.state_backend].restore(
             StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
-            batch.base_version)
+            batch.base_version, **self.job.state_backend_options)
 
     def is_at(self, version: int) -> bool:
         """Whether the cached keyed state reflects ``version`` (stateless: always)."""

@@ -9,6 +9,10 @@ class StateBackend:
 
     engine_kind = ""
 
+    def engine_options(self) -> Dict[str, Any]:
+        """Keyword arguments of the engine's keyed backend."""
+        return {}
+
 
 class HashMapStateBackend(StateBackend):
     """Keeps working state in Python dicts in the worker's memory (the default)."""
@@ -31,10 +35,21 @@ class EmbeddedRocksDBStateBackend(StateBackend):
 
     def __init__(self, enable_incremental_checkpointing: Optional[bool] = None):
         self._incremental = bool(enable_incremental_checkpointing)
+        self._transfer_threads = 4
 
-    def is_incremental_checkpointing_enabled(self) -> bool:
+    def is_incremental_checkpoints_enabled(self) -> bool:
         """Whether snapshots are incremental RocksDB checkpoints."""
         return self._incremental
+
+    def get_number_of_transfer_threads(self) -> int:
+        """Threads Flink uses to move state files; recorded only (files are linked here)."""
+        return self._transfer_threads
+
+    def set_number_of_transfer_threads(self, number_of_transfering_threads: int):
+        """Recorded only: state files are hard-linked, not transferred, here."""
+        if number_of_transfering_threads <= 0:
+            raise ValueError("The number of threads must be positive")
+        self._transfer_threads = number_of_transfering_threads
 
     def engine_options(self) -> Dict[str, Any]:
         """Keyword arguments of the engine's keyed backend (RocksDBKeyedStateBackend)."""

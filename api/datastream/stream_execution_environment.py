@@ -39,6 +39,7 @@ EXECUTOR = "execution.executor"                   # "spark" (default) or "local"
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
 STATE_BACKEND = "state.backend.type"
+INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
 SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
 IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
 DEFAULT_JOB_NAME = "Flink Streaming Job"             # "hashmap" (default) or "rocksdb"
@@ -59,7 +60,8 @@ class StreamExecutionEnvironment:
         self._buffer_timeout = 100
         self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
-        self._state_backend = EmbeddedRocksDBStateBackend() \
+        self._state_backend = EmbeddedRocksDBStateBackend(
+            self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower() == "true") \
             if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
             else HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
@@ -234,6 +236,7 @@ class StreamExecutionEnvironment:
             spark_session=self._spark_session, state_dir=checkpoint_directory(self._conf),
             job_parameters=self._config.get_global_job_parameters(),
             state_backend=self._state_backend.engine_kind,
+            state_backend_options=self._state_backend.engine_options(),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
             checkpoints=self._checkpoint_options())
 

@@ -86,15 +86,24 @@ def _stopped_with_savepoint(tmp_path, out, **conf):
     return path
 
 
+BACKENDS = {"hashmap": {}, "rocksdb": {"state.backend.type": "rocksdb"},
+            "rocksdb-incremental": {"state.backend.type": "rocksdb",
+                                    "state.backend.incremental": "true"}}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
 @pytest.mark.parametrize("restore_parallelism", [1, 4])
-def test_stop_with_savepoint_then_restore_at_another_parallelism(tmp_path, restore_parallelism):
+def test_stop_with_savepoint_then_restore_at_another_parallelism(tmp_path, restore_parallelism,
+                                                                 backend):
     out = tmp_path / "out"
-    path = _stopped_with_savepoint(tmp_path, out)
+    path = _stopped_with_savepoint(tmp_path, out, **BACKENDS[backend])
     assert os.path.dirname(path) == str(tmp_path / "savepoints")
+    stored = [name for _, _, names in os.walk(path) for name in names]
+    assert any(n.endswith(".incremental") for n in stored) == (backend == "rocksdb-incremental")
     first = _lines(out)
     assert first and len(first) < RECORDS  # stopped early: the rest is still to come
     env = _env(tmp_path, parallelism=restore_parallelism,
-               **{"execution.savepoint.path": path})
+               **{"execution.savepoint.path": path}, **BACKENDS[backend])
     _build(env, out)
     env.execute("counting")
     assert Counter(_lines(out)) == Counter(_count_lines(_events()))

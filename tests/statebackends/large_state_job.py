@@ -15,7 +15,6 @@ import time
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
-import engine.task  # noqa: E402
 import statebackends.rocksdb as rocksdb  # noqa: E402
 from api.common import Configuration, WatermarkStrategy  # noqa: E402
 from api.datastream import EmbeddedRocksDBStateBackend, StreamExecutionEnvironment  # noqa: E402
@@ -37,16 +36,6 @@ class CountSink(SinkFunction):
 
 def with_payload(i):
     return i, random.Random(i).randbytes(VALUE_BYTES)  # incompressible
-
-
-class IncrementalBackend(rocksdb.RocksDBKeyedStateBackend):
-    incremental = True
-
-
-def use_incremental_snapshots() -> None:
-    # TODO(lead): drop once the engine passes EmbeddedRocksDBStateBackend.engine_options()
-    # to the backend; until then the "rocksdb" kind is made incremental here.
-    engine.task.STATE_BACKENDS["rocksdb"] = IncrementalBackend
 
 
 def run(n: int) -> CountSink:
@@ -75,7 +64,6 @@ def memory_kib(field: str) -> int:
 def main():
     n = int(sys.argv[1])
     rocksdb.DEFAULT_BLOCK_CACHE_SIZE = BLOCK_CACHE_BYTES  # read when the cache is made
-    use_incremental_snapshots()
     run(1000)  # warm-up: imports and first allocations
     # The peak so far is the warm-up's; only a larger peak counts below.
     before = memory_kib("VmRSS")
