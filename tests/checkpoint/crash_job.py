@@ -1,7 +1,7 @@
 """The job the crash-recovery tests run in a separate process, and its expected output.
 
     python crash_job.py CHECKPOINTS OUT [--executor local|spark] [--master M] [--fail-once F]
-                        [--batch-size N]
+                        [--batch-size N] [--backend hashmap|rocksdb]
 
 A running sum per key over 1,500 records in micro-batches of 30 (N), written by a FileSink.
 Each record takes a moment to map, so the job runs for a few seconds and a kill lands in
@@ -54,12 +54,15 @@ def main():
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--fail-once")
     parser.add_argument("--batch-size", default="30")
+    parser.add_argument("--backend", default="hashmap", choices=["hashmap", "rocksdb"])
     args = parser.parse_args()
     config = Configuration()
     config.set_string("execution.executor", args.executor)
     config.set_string("spark.master", args.master)
     config.set_string("execution.micro-batch.size", args.batch_size)
     config.set_string("state.checkpoints.dir", args.checkpoints)
+    config.set_string("state.backend.type", args.backend)
+    config.set_string("state.backend.incremental", "true")  # (RocksDB only)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
     env.enable_checkpointing(100)

@@ -48,13 +48,14 @@ def _kill_after_commit(process, tmp_path, batch_id, rng):
     process.wait()
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_driver_killed_repeatedly_gives_exactly_once_output(tmp_path, seed):
+@pytest.mark.parametrize("seed,backend", [(1, "hashmap"), (2, "rocksdb"), (3, "hashmap"),
+                                          (4, "rocksdb")])
+def test_driver_killed_repeatedly_gives_exactly_once_output(tmp_path, seed, backend):
     rng = random.Random(seed)
     # crash_job runs 50 batches; kill it after three random batches, well before the end
     for batch_id in sorted(rng.sample(range(2, 42), 3)):
-        _kill_after_commit(_start(tmp_path), tmp_path, batch_id, rng)
-    process = _start(tmp_path)
+        _kill_after_commit(_start(tmp_path, "--backend", backend), tmp_path, batch_id, rng)
+    process = _start(tmp_path, "--backend", backend)
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr.decode()
     assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
