@@ -41,7 +41,8 @@ def open_restore_point(path: str) -> RestorePoint:
 def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
     """The entries of keyed state ``state_name`` of the operator with uid
     ``operator_uid``, as a list of KeyedStateRow; as a Spark DataFrame with columns
-    key, namespace, value when a SparkSession is given as ``spark``."""
+    key, namespace, value when a SparkSession is given as ``spark``. Values are as
+    stored: those of a state with time-to-live carry their last-access timestamps."""
     point = open_restore_point(path)
     record = point.record
     info = record.operators.get(operator_uid)

@@ -121,10 +121,13 @@ class HashMapKeyedStateBackend:
         if getattr(descriptor, "state_kind", None) != kind:
             raise TypeError(f"{getter}() needs a {_DESCRIPTOR_CLASS_NAMES[kind]}, "
                             f"got {type(descriptor).__name__} {name!r}")
+        # Values of a state with time-to-live carry their timestamps: another layout,
+        # which a restore must not mix up with the plain one.
+        layout = f"{kind} with TTL" if getattr(descriptor, "with_ttl", False) else kind
         registered = self._kinds.get(name)
-        if registered is not None and registered != kind:
+        if registered is not None and registered != layout:
             raise TypeError(f"state {name!r} of operator {self.operator_id!r} is {registered} "
-                            f"state; it cannot be used as {kind} state")
+                            f"state; it cannot be used as {layout} state")
         state = self._states.get(name)
         if state is None:
             table, dirty = self._table_of(name)
@@ -138,7 +141,7 @@ class HashMapKeyedStateBackend:
                 state_class = {"value": HeapValueState, "list": HeapListState,
                                "map": HeapMapState}[kind]
                 state = state_class(name, self, table, dirty)
-            self._kinds[name] = kind
+            self._kinds[name] = layout
             self._states[name] = state
         return state
 

@@ -62,6 +62,8 @@ class _InnerDescriptor:
     duck type as engine.state_descriptors.InternalStateDescriptor, which state
     backends cannot import.)"""
 
+    with_ttl = True  # the backend records the state's layout as "<kind> with TTL"
+
     def __init__(self, name: str, kind: str, function=None):
         self.name = name
         self.state_kind = kind

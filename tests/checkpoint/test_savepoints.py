@@ -10,7 +10,7 @@ from api.common import Types
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
 from api.datastream.functions import KeyedProcessFunction, MapFunction, RuntimeContext
-from api.datastream.state import ListStateDescriptor, ValueStateDescriptor
+from api.datastream.state import ListStateDescriptor, StateTtlConfig, ValueStateDescriptor
 from api.datastream.window import TumblingEventTimeWindows
 from api.common.time import Time
 from checkpoint.metadata import IncompatibleCheckpointError
@@ -327,3 +327,24 @@ def test_a_run_restored_from_a_savepoint_that_fails_resumes_from_its_own_progres
     broken.unlink()
     run()  # same configuration, savepoint path included: goes on after the failure
     assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+
+
+class CountWithTtl(Count):
+    """Count, with time-to-live on its state."""
+
+    def open(self, runtime_context: RuntimeContext):
+        descriptor = ValueStateDescriptor("count", Types.LONG())
+        descriptor.enable_time_to_live(StateTtlConfig.new_builder(Time.hours(1)).build())
+        self.count = runtime_context.get_state(descriptor)
+
+
+def test_turning_on_time_to_live_for_stored_state_fails_naming_the_state(tmp_path):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out")
+    env = _env(tmp_path, **{"execution.savepoint.path": path})
+    (env.from_collection(_events(), RECORD_TYPE).uid("events")
+        .key_by(lambda e: e[0])
+        .process(CountWithTtl(), Types.STRING()).uid("counts")
+        .print())
+    with pytest.raises(JobExecutionException,
+                       match="'count' .* is value state; it cannot be used as value with TTL"):
+        env.execute("counting")
