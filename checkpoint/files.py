@@ -7,14 +7,17 @@ length, payload (pickle protocol 5).
 """
 from __future__ import annotations
 
+import errno
 import os
 import pickle
+import shutil
 import struct
 import uuid
 from typing import Any
 from zlib import crc32
 
-__all__ = ["CorruptFileError", "write_checked", "read_checked", "is_temporary_name"]
+__all__ = ["CorruptFileError", "write_checked", "read_checked", "is_temporary_name",
+           "link_or_copy"]
 
 _MAGIC = b"SDSCHK1\n"
 _HEADER = struct.Struct("<8sIQ")
@@ -73,3 +76,16 @@ def read_checked(path: str) -> Any:
         return pickle.loads(payload)
     except Exception as e:  # a valid checksum over an unreadable pickle
         raise CorruptFileError(path, f"cannot unpickle: {e!r}") from e
+
+
+def link_or_copy(source: str, target: str) -> None:
+    """Makes ``target`` a hard link to the immutable file ``source`` (no bytes copied),
+    or a durable copy where a link is impossible (another file system)."""
+    try:
+        os.link(source, target)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        shutil.copyfile(source, target)
+        with open(target, "rb") as f:
+            os.fsync(f.fileno())

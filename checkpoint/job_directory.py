@@ -28,7 +28,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
-from checkpoint.files import CorruptFileError, is_temporary_name, read_checked, write_checked
+from checkpoint.files import CorruptFileError, is_temporary_name, link_or_copy, read_checked, \
+    write_checked
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
 from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 
@@ -89,23 +90,15 @@ def _verify(store: StateStore, record: CommitRecord, path: str) -> None:
             raise InvalidRestorePointError(f"{path}: {missing[0]} is missing")
 
 
-def _link_or_copy(source: str, target: str) -> None:
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        pass
-    except OSError:
-        shutil.copy2(source, target)
-
-
 def _link_files(store: StateStore, files: Iterable[StateFile], target_root: str) -> None:
     """Links the files (and the shared files of incremental snapshots) into a store at
     ``target_root``, at the same relative paths."""
     for state_file in files:
         for source in _physical_paths(store, state_file):
-            relative = os.path.relpath(source, store.root_dir)
-            _link_or_copy(source, os.path.join(target_root, relative))
+            target = os.path.join(target_root, os.path.relpath(source, store.root_dir))
+            if not os.path.exists(target):  # (a shared file linked for an earlier file)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                link_or_copy(source, target)
 
 
 def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> str:

@@ -27,16 +27,14 @@ never committed cannot overlap the new ones.
 """
 from __future__ import annotations
 
-import errno
 import os
 import pickle
-import shutil
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import quote, unquote
 
-from checkpoint.files import is_temporary_name, read_checked, write_checked
+from checkpoint.files import is_temporary_name, link_or_copy, read_checked, write_checked
 
 _TEMPORARY_PREFIX = ".tmp-"  # is_temporary_name() is true of these names
 
@@ -178,14 +176,7 @@ class StateStore:
         os.makedirs(shared_dir, exist_ok=True)
         temporary = os.path.join(shared_dir, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}")
         try:
-            try:
-                os.link(source_path, temporary)
-            except OSError as e:
-                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                    raise
-                shutil.copyfile(source_path, temporary)
-                with open(temporary, "rb") as f:
-                    os.fsync(f.fileno())
+            link_or_copy(source_path, temporary)
             os.replace(temporary, os.path.join(shared_dir, name))
         except BaseException:
             try:

@@ -44,7 +44,6 @@ just read from it) and add the slot to ``dirty``.
 """
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import struct
@@ -59,6 +58,7 @@ from rocksdict import (
     WriteBatch, WriteOptions,
 )
 
+from checkpoint.files import link_or_copy
 from checkpoint.state_store import (
     CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore,
 )
@@ -266,20 +266,11 @@ def _close_and_remove(db: Rdict, directory: str) -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _link_or_copy(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except OSError as e:
-        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-        shutil.copyfile(source, target)
-
-
 def _materialize(content: StateFileContent, directory: str) -> None:
     """Lays out the database files of an incremental snapshot in ``directory``."""
     os.makedirs(directory)
     for local_name, path in content.shared_files.items():
-        _link_or_copy(path, os.path.join(directory, local_name))
+        link_or_copy(path, os.path.join(directory, local_name))
     for name, data in content.meta["db_files"].items():
         with open(os.path.join(directory, name), "wb") as f:
             f.write(data)
