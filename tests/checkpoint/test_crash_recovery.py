@@ -73,3 +73,13 @@ def test_spark_retries_a_failed_task_without_applying_state_twice(tmp_path):
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert marker.exists()  # the first attempt did fail
     assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
+
+
+def test_driver_killed_on_spark_resumes_exactly_once(tmp_path):
+    """The Spark JVM and its Python workers die with the driver; the next run resumes."""
+    spark = ("--executor", "spark", "--master", "local[2]", "--batch-size", "150")
+    _kill_after_commit(_start(tmp_path, *spark), tmp_path, 3, random.Random(5))
+    process = _start(tmp_path, *spark)
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr.decode()[-3000:]
+    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
