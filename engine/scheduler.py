@@ -191,15 +191,17 @@ class JobRunner:
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
         max_records = float("inf") if options.batch_mode else options.max_records_per_batch
-        start = self._restore(directory)
-        committed = -1 if start is None else start.record.batch_id
-        for publisher in self.publishers.values():
-            publisher.open()
-            publisher.recover(committed)
-        self.executor.start(self.job)
-        checkpoints = _CheckpointClock(options.checkpoints, directory)
         outcome = "failed"
+        opened: List[Publisher] = []
         try:
+            start = self._restore(directory)
+            committed = -1 if start is None else start.record.batch_id
+            for publisher in self.publishers.values():
+                publisher.open()
+                opened.append(publisher)
+                publisher.recover(committed)
+            self.executor.start(self.job)
+            checkpoints = _CheckpointClock(options.checkpoints, directory)
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
@@ -247,7 +249,7 @@ class JobRunner:
         finally:
             self._fail_savepoints(outcome)
             self.executor.stop()
-            for publisher in self.publishers.values():
+            for publisher in opened:
                 publisher.close()
             # Flink keeps a job's checkpoints only when it failed, or when it was
             # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:

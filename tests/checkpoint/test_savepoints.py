@@ -1,6 +1,8 @@
 """Savepoints through the JobClient, restore with execution.savepoint.path (also at another
 parallelism), the compatibility checks, retention and reading state offline."""
+import glob
 import os
+import tempfile
 import time
 from collections import Counter
 
@@ -155,8 +157,12 @@ def test_a_savepoint_path_that_is_no_savepoint_is_refused(tmp_path):
     (tmp_path / "nothing").mkdir()
     env = _env(tmp_path, **{"execution.savepoint.path": str(tmp_path / "nothing")})
     _build(env, tmp_path / "out")
+    state_dirs = set(glob.glob(os.path.join(tempfile.gettempdir(), "spark-datastream-state-*")))
     with pytest.raises(IncompatibleCheckpointError, match="not a complete checkpoint"):
         env.execute("counting")
+    # the job's temporary state directory is gone too
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(),
+                                      "spark-datastream-state-*"))) <= state_dirs
 
 
 def test_savepoint_without_a_directory_fails_clearly(tmp_path):
