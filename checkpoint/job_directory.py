@@ -82,12 +82,9 @@ def _verify(store: StateStore, record: CommitRecord, path: str) -> None:
                 f"{path}: no state file of operator {uid!r} at version {record.batch_id}")
     for state_file in _needed_files(store, record):
         try:
-            read_checked(state_file.path)
-            missing = [p for p in _physical_paths(store, state_file) if not os.path.exists(p)]
+            store.verify(state_file)
         except (CorruptFileError, OSError) as e:
             raise InvalidRestorePointError(f"{path}: {e}") from e
-        if missing:
-            raise InvalidRestorePointError(f"{path}: {missing[0]} is missing")
 
 
 def _link_files(store: StateStore, files: Iterable[StateFile], target_root: str) -> None:
@@ -275,6 +272,6 @@ class JobDirectory:
 def _leftovers(root: str) -> List[str]:
     """Unfinished checkpoint directories of crashed writers."""
     try:
-        return [n for n in os.listdir(root) if is_temporary_name(n) or n.startswith(".tmp-")]
+        return [n for n in os.listdir(root) if is_temporary_name(n)]
     except FileNotFoundError:
         return []
