@@ -1,9 +1,22 @@
-"""Atomic, checksummed files holding one pickled object.
+"""Atomic, checksummed files: one pickled object, or a framed file of many parts.
 
 A file is written under a hidden temporary name in its directory and renamed
 into place, so readers see either the old file or the complete new one, and a
-retried writer simply replaces it. Layout: magic, crc32 of the payload, payload
-length, payload (pickle protocol 5).
+retried writer simply replaces it.
+
+``write_checked``/``read_checked`` (small files): magic, crc32 of the payload,
+payload length, payload (pickle protocol 5).
+
+``write_framed``/``FramedFile`` (files larger than memory, written and read one
+frame at a time; all integers little-endian)::
+
+    header   magic "SDSFRM1\n", format version (u32), length (u64), pickled header object
+    frames   per frame: id (u32), length (u64), crc32 of id+length+data (u32), data
+    index    per frame: id (u32), offset of its frame (u64)
+    trailer  index offset (u64), magic "SDSFRMEN", crc32 of header+index (u32)
+
+A reader opens the header and index (checked by the trailer's crc), seeks to the
+frames it wants and checks each frame's crc as it reads it.
 """
 from __future__ import annotations
 
@@ -13,15 +26,26 @@ import pickle
 import shutil
 import struct
 import uuid
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Tuple
 from zlib import crc32
 
-__all__ = ["CorruptFileError", "write_checked", "read_checked", "is_temporary_name",
-           "link_or_copy"]
+__all__ = ["CorruptFileError", "write_checked", "read_checked", "write_framed", "FramedFile",
+           "is_temporary_name", "link_or_copy"]
 
 _MAGIC = b"SDSCHK1\n"
 _HEADER = struct.Struct("<8sIQ")
 _TEMPORARY_PREFIX = ".tmp-"
+
+_FRAMED_MAGIC = b"SDSFRM1\n"
+_FRAMED_END = b"SDSFRMEN"
+_FRAMED_VERSION = 1
+_FRAMED_HEADER = struct.Struct("<8sIQ")  # magic, format version, header object length
+_FRAME_ID = struct.Struct("<IQ")  # frame id, data length (crc32 covers these and the data)
+_FRAME = struct.Struct("<IQI")  # frame id, data length, crc32
+_INDEX_ENTRY = struct.Struct("<IQ")  # frame id, offset of the frame
+_TRAILER = struct.Struct("<Q8sI")  # index offset, end magic, crc32 of header and index
+_CHUNK = 1 << 20  # bytes read at a time when checking a frame without keeping it
 
 
 class CorruptFileError(Exception):
@@ -38,15 +62,15 @@ def is_temporary_name(file_name: str) -> bool:
     return file_name.startswith(_TEMPORARY_PREFIX)
 
 
-def write_checked(path: str, obj: Any) -> None:
-    """Atomically writes ``obj`` to ``path``, replacing any existing file."""
-    payload = pickle.dumps(obj, protocol=5)
+@contextmanager
+def _replacing(path: str) -> Iterator[BinaryIO]:
+    """A new file to write, made durable and renamed to ``path`` at the end of the block
+    (removed instead if the block raises)."""
     directory, name = os.path.split(path)
     temporary = os.path.join(directory, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}-{name}")
     try:
         with open(temporary, "wb") as f:
-            f.write(_HEADER.pack(_MAGIC, crc32(payload), len(payload)))
-            f.write(payload)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
@@ -56,6 +80,14 @@ def write_checked(path: str, obj: Any) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_checked(path: str, obj: Any) -> None:
+    """Atomically writes ``obj`` to ``path``, replacing any existing file."""
+    payload = pickle.dumps(obj, protocol=5)
+    with _replacing(path) as f:
+        f.write(_HEADER.pack(_MAGIC, crc32(payload), len(payload)))
+        f.write(payload)
 
 
 def read_checked(path: str) -> Any:
@@ -89,3 +121,130 @@ def link_or_copy(source: str, target: str) -> None:
         shutil.copyfile(source, target)
         with open(target, "rb") as f:
             os.fsync(f.fileno())
+
+
+def write_framed(path: str, header: Any, frames: Iterable[Tuple[int, bytes]]) -> None:
+    """Atomically writes a framed file to ``path`` (replacing any existing file): the
+    pickled ``header`` object, then each ``(id, data)`` of ``frames`` as it comes, so
+    that memory holds one frame at a time. Ids are distinct integers in [0, 2**32)."""
+    payload = pickle.dumps(header, protocol=5)
+    head = _FRAMED_HEADER.pack(_FRAMED_MAGIC, _FRAMED_VERSION, len(payload)) + payload
+    offsets: Dict[int, int] = {}
+    with _replacing(path) as f:
+        f.write(head)
+        offset = len(head)
+        for frame_id, data in frames:
+            if frame_id in offsets:
+                raise ValueError(f"{path}: frame {frame_id} is written twice")
+            prefix = _FRAME_ID.pack(frame_id, len(data))
+            f.write(_FRAME.pack(frame_id, len(data), crc32(data, crc32(prefix))))
+            f.write(data)
+            offsets[frame_id] = offset
+            offset += _FRAME.size + len(data)
+        index = b"".join(_INDEX_ENTRY.pack(i, o) for i, o in offsets.items())
+        f.write(index)
+        f.write(_TRAILER.pack(offset, _FRAMED_END, crc32(index, crc32(head))))
+
+
+class FramedFile:
+    """A file written by ``write_framed``, open for reading: ``header`` is its header
+    object, ``frame_ids()`` its frames; ``read(id)`` returns one frame's data. Opening
+    checks the header and index, reading a frame checks its crc; damage raises
+    CorruptFileError. Use as a context manager (or call ``close``)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._file = open(path, "rb")
+        try:
+            self.header = self._read_head()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _read_head(self) -> Any:
+        f = self._file
+        size = os.fstat(f.fileno()).st_size
+        if size < _FRAMED_HEADER.size + _TRAILER.size:
+            raise CorruptFileError(self.path, f"only {size} bytes, shorter than the header "
+                                              "and trailer of a framed file")
+        magic, version, length = _FRAMED_HEADER.unpack(f.read(_FRAMED_HEADER.size))
+        if magic != _FRAMED_MAGIC:
+            raise CorruptFileError(self.path, "not a framed checkpoint file (bad magic bytes)")
+        if version != _FRAMED_VERSION:
+            raise CorruptFileError(self.path, f"framed file format version {version}; this "
+                                              f"version reads only {_FRAMED_VERSION}")
+        f.seek(size - _TRAILER.size)
+        index_offset, end, checksum = _TRAILER.unpack(f.read(_TRAILER.size))
+        self._frames_end = index_offset
+        self._frames_start = _FRAMED_HEADER.size + length
+        index_length = size - _TRAILER.size - index_offset
+        if (end != _FRAMED_END or not self._frames_start <= index_offset <= size - _TRAILER.size
+                or index_length % _INDEX_ENTRY.size):
+            raise CorruptFileError(self.path, "truncated or altered (bad trailer)")
+        f.seek(0)
+        head = f.read(self._frames_start)
+        f.seek(index_offset)
+        index = f.read(index_length)
+        if crc32(index, crc32(head)) != checksum:
+            raise CorruptFileError(self.path, "checksum mismatch in the header or index")
+        self._offsets = {i: o for i, o in _INDEX_ENTRY.iter_unpack(index)}
+        try:
+            return pickle.loads(memoryview(head)[_FRAMED_HEADER.size:])
+        except Exception as e:  # a valid checksum over an unreadable pickle
+            raise CorruptFileError(self.path, f"cannot unpickle the header: {e!r}") from e
+
+    def frame_ids(self) -> List[int]:
+        """The ids of the frames, in increasing order."""
+        return sorted(self._offsets)
+
+    def _frame_at(self, offset: int, frame_id: int) -> Tuple[int, int]:
+        """Checks the frame at ``offset`` is ``frame_id`` and within the frames; returns its
+        data length and crc, the file positioned at its data."""
+        if not self._frames_start <= offset <= self._frames_end - _FRAME.size:
+            raise CorruptFileError(self.path, f"frame {frame_id}: bad offset {offset}")
+        self._file.seek(offset)
+        found_id, length, checksum = _FRAME.unpack(self._file.read(_FRAME.size))
+        if found_id != frame_id or offset + _FRAME.size + length > self._frames_end:
+            raise CorruptFileError(self.path, f"frame {frame_id}: altered frame header")
+        return length, checksum
+
+    def read(self, frame_id: int) -> bytes:
+        """The data of frame ``frame_id`` (KeyError if the file has none), crc checked."""
+        length, checksum = self._frame_at(self._offsets[frame_id], frame_id)
+        data = self._file.read(length)
+        if crc32(data, crc32(_FRAME_ID.pack(frame_id, length))) != checksum:
+            raise CorruptFileError(self.path, f"frame {frame_id}: checksum mismatch")
+        return data
+
+    def verify(self) -> None:
+        """Checks every frame's crc, and that the frames fill the file between header and
+        index, reading a bounded chunk at a time."""
+        expected = self._frames_start
+        for offset, frame_id in sorted((o, i) for i, o in self._offsets.items()):
+            if offset != expected:
+                raise CorruptFileError(self.path, f"frame {frame_id} at offset {offset}, "
+                                                  f"expected {expected}")
+            length, checksum = self._frame_at(offset, frame_id)
+            running = crc32(_FRAME_ID.pack(frame_id, length))
+            remaining = length
+            while remaining:
+                chunk = self._file.read(min(remaining, _CHUNK))
+                if not chunk:
+                    raise CorruptFileError(self.path, f"frame {frame_id}: truncated")
+                running = crc32(chunk, running)
+                remaining -= len(chunk)
+            if running != checksum:
+                raise CorruptFileError(self.path, f"frame {frame_id}: checksum mismatch")
+            expected = offset + _FRAME.size + length
+        if expected != self._frames_end:
+            raise CorruptFileError(self.path, f"{self._frames_end - expected} bytes between "
+                                              "the last frame and the index")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "FramedFile":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

@@ -8,14 +8,17 @@ Layout under the store's root directory::
     state/<operator id>/<first key group>-<last key group>/shared/<name>
 
 A file holds the state of one key-group range at one version, as a full
-snapshot or as the changes since the previous version, stored per key group so
-that a reader of another key-group range (another parallelism) unpickles only
-its own groups. Version ``v`` of key group ``g`` = the newest snapshot <= v
-covering g, then every changelog covering g after it, in version order.
+snapshot or as the changes since the previous version: a framed file
+(``checkpoint.files.write_framed``) with the writer's metadata in its header and
+one frame of pickled data per key group, written and read one group at a time
+(``write`` takes an iterator, ``iter_groups`` seeks to the groups a reader of a
+key-group range wants), so neither needs the range's state in memory at once.
+Version ``v`` of key group ``g`` = the newest snapshot <= v covering g, then every
+changelog covering g after it, in version order.
 
 An ``incremental`` file is a snapshot too (it replaces the groups of its range),
-kept as a manifest: the writer's metadata plus the names of files in the range's
-``shared/`` directory (a RocksDB backend's SST files, hard-linked there, so that
+kept as a small manifest (``write_checked``): the writer's metadata plus the names of
+files in the range's ``shared/`` directory (a RocksDB backend's SST files, hard-linked there, so that
 consecutive snapshots share the files they have in common instead of copying them).
 Only a backend that understands those files can restore it; ``read`` refuses it. A
 shared file is deleted once no manifest in its range directory names it.
@@ -30,11 +33,15 @@ from __future__ import annotations
 import os
 import pickle
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import quote, unquote
 
-from checkpoint.files import is_temporary_name, link_or_copy, read_checked, write_checked
+from checkpoint.files import (
+    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, write_checked,
+    write_framed,
+)
 
 _TEMPORARY_PREFIX = ".tmp-"  # is_temporary_name() is true of these names
 
@@ -50,6 +57,7 @@ _KINDS = (CHANGELOG, SNAPSHOT, INCREMENTAL)
 _SHARED = "shared"
 
 KeyGroupRange = Tuple[int, int]
+Groups = Union[Mapping, Iterable[Tuple[int, Any]]]
 
 
 class AmbiguousStateFilesError(Exception):
@@ -150,23 +158,31 @@ class StateStore:
     # -- writing --------------------------------------------------------------
 
     def write(self, operator_id: str, key_group_range: KeyGroupRange, version: int,
-              kind: str, groups: Dict[int, Any], meta: Any = None) -> StateFile:
+              kind: str, groups: Groups, meta: Any = None) -> StateFile:
         """Writes (or overwrites) the file of one range at one version.
 
-        ``groups`` maps key group -> data; each group is pickled on its own.
-        A file of the other kind at the same version (an earlier attempt) is
-        removed first, so a version never has both.
+        ``groups`` maps key group -> data, or is an iterator of ``(key group, data)``
+        pairs, consumed one pair at a time; each group is pickled on its own. A file
+        of the other kind at the same version (an earlier attempt) is removed first,
+        so a version never has both.
         """
         if kind not in (CHANGELOG, SNAPSHOT):
             raise ValueError(f"kind must be {CHANGELOG!r} or {SNAPSHOT!r} (incremental "
                              f"snapshots: write_incremental), got {kind!r}")
         start, end = key_group_range
-        outside = [g for g in groups if not start <= g <= end]
-        if outside:
-            raise ValueError(f"key groups {sorted(outside)[:5]} are outside the range "
-                             f"{start}-{end} written by operator {operator_id!r}")
-        return self._write_file(operator_id, (start, end), version, kind, meta, {
-            "groups": {g: pickle.dumps(data, protocol=5) for g, data in groups.items()}})
+        pairs = groups.items() if isinstance(groups, Mapping) else groups
+
+        def frames() -> Iterator[Tuple[int, bytes]]:
+            for group, data in pairs:
+                if not (isinstance(group, int) and start <= group <= end):
+                    raise ValueError(f"key group {group!r} is outside the range {start}-{end} "
+                                     f"written by operator {operator_id!r}")
+                yield group, pickle.dumps(data, protocol=5)
+
+        path = self._prepare(operator_id, (start, end), version, kind)
+        write_framed(path, {"operator_id": operator_id, "key_group_range": (start, end),
+                            "version": version, "kind": kind, "meta": meta}, frames())
+        return StateFile(operator_id, (start, end), version, kind, path)
 
     def share_file(self, operator_id: str, key_group_range: KeyGroupRange,
                    source_path: str, name: str) -> None:
@@ -197,40 +213,74 @@ class StateStore:
         if missing:
             raise ValueError(f"operator {operator_id!r}: shared files {missing[:5]} of version "
                              f"{version} are not in {shared_dir}; call share_file() first")
-        return self._write_file(operator_id, tuple(key_group_range), version, INCREMENTAL,
-                                meta, {"shared_files": dict(shared_files)})
+        key_group_range = tuple(key_group_range)
+        path = self._prepare(operator_id, key_group_range, version, INCREMENTAL)
+        write_checked(path, {"operator_id": operator_id, "key_group_range": key_group_range,
+                             "version": version, "kind": INCREMENTAL, "meta": meta,
+                             "shared_files": dict(shared_files)})
+        return StateFile(operator_id, key_group_range, version, INCREMENTAL, path)
 
-    def _write_file(self, operator_id: str, key_group_range: KeyGroupRange, version: int,
-                    kind: str, meta: Any, body: Dict[str, Any]) -> StateFile:
-        # A file of another kind at the same version (an earlier attempt) goes first,
-        # so a version never has two.
+    def _prepare(self, operator_id: str, key_group_range: KeyGroupRange, version: int,
+                 kind: str) -> str:
+        """The path to write a file of ``kind`` to, after removing a file of another kind
+        at the same version (an earlier attempt), so that a version never has two."""
         self._remove(StateFile(operator_id, key_group_range, version, other,
                                self.path_of(operator_id, key_group_range, version, other))
                      for other in _KINDS if other != kind)
         os.makedirs(self._range_dir(operator_id, key_group_range), exist_ok=True)
-        path = self.path_of(operator_id, key_group_range, version, kind)
-        write_checked(path, {"operator_id": operator_id, "key_group_range": key_group_range,
-                             "version": version, "kind": kind, "meta": meta, **body})
-        return StateFile(operator_id, key_group_range, version, kind, path)
+        return self.path_of(operator_id, key_group_range, version, kind)
 
     # -- reading --------------------------------------------------------------
 
     def read(self, state_file: StateFile,
              key_group_range: Optional[KeyGroupRange] = None) -> StateFileContent:
-        """Reads a file, keeping only the key groups within ``key_group_range``.
-        An incremental snapshot is refused: see ``read_incremental``."""
+        """Reads a (small) file whole, keeping only the key groups within
+        ``key_group_range``. An incremental snapshot is refused: see ``read_incremental``.
+        Large files: ``read_meta`` and ``iter_groups``."""
+        return StateFileContent(self.read_meta(state_file),
+                                dict(self.iter_groups(state_file, key_group_range)))
+
+    def read_meta(self, state_file: StateFile) -> Any:
+        """The writer's metadata of a changelog or snapshot file."""
+        with self._open(state_file) as framed:
+            return framed.header["meta"]
+
+    def iter_groups(self, state_file: StateFile,
+                    key_group_range: Optional[KeyGroupRange] = None
+                    ) -> Iterator[Tuple[int, Any]]:
+        """``(key group, data)`` of a changelog or snapshot file in key-group order, one
+        group read and unpickled at a time, only those within ``key_group_range``."""
+        with self._open(state_file) as framed:
+            for group in framed.frame_ids():
+                if key_group_range is None or key_group_range[0] <= group <= key_group_range[1]:
+                    data = framed.read(group)
+                    try:
+                        value = pickle.loads(data)
+                    except Exception as e:  # a valid checksum over an unreadable pickle
+                        raise CorruptFileError(state_file.path, f"cannot unpickle key group "
+                                                                f"{group}: {e!r}") from e
+                    del data
+                    yield group, value
+
+    def _open(self, state_file: StateFile) -> FramedFile:
         if state_file.kind == INCREMENTAL:
             raise IncrementalSnapshotError(
                 f"{state_file.path} is an incremental RocksDB snapshot of operator "
                 f"{state_file.operator_id!r}; only the RocksDB state backend can restore it "
                 "(switch backends on a version that has a full snapshot)")
-        content = read_checked(state_file.path)
-        if key_group_range is None:
-            wanted = content["groups"].items()
-        else:
-            start, end = key_group_range
-            wanted = ((g, data) for g, data in content["groups"].items() if start <= g <= end)
-        return StateFileContent(content["meta"], {g: pickle.loads(data) for g, data in wanted})
+        return FramedFile(state_file.path)
+
+    def verify(self, state_file: StateFile) -> None:
+        """Checks a whole file without keeping it in memory: every key group's checksum
+        (an incremental manifest: its checksum, and that its shared files exist). Raises
+        CorruptFileError, or OSError if the file cannot be read."""
+        if state_file.kind != INCREMENTAL:
+            with FramedFile(state_file.path) as framed:
+                framed.verify()
+            return
+        for path in self.read_incremental(state_file).shared_files.values():
+            if not os.path.exists(path):
+                raise CorruptFileError(state_file.path, f"its shared file {path} is missing")
 
     def read_incremental(self, state_file: StateFile) -> StateFileContent:
         """Reads an incremental snapshot: its metadata and the paths of its shared files."""

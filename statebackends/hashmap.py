@@ -186,7 +186,7 @@ class HashMapKeyedStateBackend:
             raise ValueError(f"operator {self.operator_id!r}: cannot write version {version}, "
                              f"the state is already at version {self.version}")
         is_snapshot = version % self.snapshot_interval == 0
-        groups = self._grouped_entries(everything=is_snapshot)
+        groups = self._grouped_entries(everything=is_snapshot)  # store.write pickles one at a time
         store.write(self.operator_id, self.key_group_range, version,
                     SNAPSHOT if is_snapshot else CHANGELOG, groups,
                     meta={"state_kinds": dict(self._kinds)})
@@ -230,19 +230,19 @@ class HashMapKeyedStateBackend:
         """A backend holding ``key_group_range`` at ``version`` (empty at -1).
 
         Reads the newest snapshot <= version and the changelogs after it, from
-        every stored key-group range that overlaps the requested one.
+        every stored key-group range that overlaps the requested one, one key group
+        at a time.
         """
         backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval)
         start, end = backend.key_group_range
         by_group: Dict[int, Dict[str, Dict[Slot, Any]]] = {}
         for state_file in store.files_to_restore(operator_id, backend.key_group_range, version):
-            content = store.read(state_file, backend.key_group_range)
-            backend._kinds.update(content.meta["state_kinds"])
+            backend._kinds.update(store.read_meta(state_file)["state_kinds"])
             if state_file.kind == SNAPSHOT:
                 file_start, file_end = state_file.key_group_range
                 for group in range(max(start, file_start), min(end, file_end) + 1):
                     by_group.pop(group, None)
-            for group, changes in content.groups.items():
+            for group, changes in store.iter_groups(state_file, backend.key_group_range):
                 group_entries = by_group.setdefault(group, {})
                 for name, (puts, deletes) in changes.items():
                     entries = group_entries.setdefault(name, {})

@@ -25,8 +25,8 @@ The write-ahead log is off: the ``StateStore`` files are the durable copy.
 
 Persistence, per ``write_version``: a changelog of the batch's changed slots, and
 every ``snapshot_interval`` versions a snapshot. Without incremental checkpointing
-the snapshot is the hashmap backend's full-snapshot file (while it is written it
-holds a pickled copy of the range's state in memory, twice). With
+the snapshot is the hashmap backend's full-snapshot file, read from RocksDB and
+written key group by key group (memory holds one group, and its pickled copy). With
 ``incremental=True`` it is a RocksDB checkpoint: the memtable is flushed, the SST
 files are hard-linked into the store's shared directory of the range (only files the
 previous snapshot did not already share), and a small manifest lists them, with the
@@ -50,7 +50,7 @@ import struct
 import tempfile
 import uuid
 import weakref
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any, Dict, Hashable, Iterator, Optional, Tuple
 
 from rocksdict import (
@@ -213,33 +213,27 @@ class RocksDBTable(MutableMapping):
         return f"RocksDBTable({self.name!r})"
 
 
-class _SnapshotGroups(Mapping):
+def _snapshot_groups(backend: "RocksDBKeyedStateBackend"
+                     ) -> Iterator[Tuple[int, Dict[str, Tuple[Dict[Slot, Any], list]]]]:
     """All entries of a backend per key group, in the hashmap snapshot's shape
-    ``{group: {name: ({slot: value}, [])}}``, read from RocksDB one group at a time."""
-
-    def __init__(self, backend: "RocksDBKeyedStateBackend"):
-        self._backend = backend
-
-    def __iter__(self) -> Iterator[int]:
-        db = self._backend.db
-        start, end = self._backend.key_group_range
-        for group in range(start, end + 1):
-            if next(_scan(db, _group_prefix(group), _upper(group)), None) is not None:
-                yield group
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __getitem__(self, group: int) -> Dict[str, Tuple[Dict[Slot, Any], list]]:
-        names = {table.state_id: name for name, table in self._backend._tables.items()}
-        changes: Dict[str, Tuple[Dict[Slot, Any], list]] = {}
-        for db_key, data in _scan(self._backend.db, _group_prefix(group), _upper(group)):
-            name = names[db_key[2:4]]
-            puts = changes.get(name)
-            if puts is None:
-                puts = changes[name] = ({}, [])
-            puts[0][tuple(deserialize(db_key[4:]))] = deserialize(data)
-        return changes
+    ``(group, {name: ({slot: value}, [])})``, read from RocksDB in one scan, one group
+    held at a time."""
+    names = {table.state_id: name for name, table in backend._tables.items()}
+    start, end = backend.key_group_range
+    group, changes = None, {}
+    for db_key, data in _scan(backend.db, _group_prefix(start), _upper(end)):
+        key_group = _U16.unpack_from(db_key)[0]
+        if key_group != group:
+            if changes:
+                yield group, changes
+            group, changes = key_group, {}
+        name = names[db_key[2:4]]
+        puts = changes.get(name)
+        if puts is None:
+            puts = changes[name] = ({}, [])
+        puts[0][tuple(deserialize(db_key[4:]))] = deserialize(data)
+    if changes:
+        yield group, changes
 
 
 def _open(path: str, options: Options, read_only: bool = False) -> Rdict:
@@ -404,7 +398,7 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
             self._write_incremental(store, version, meta)
         else:
             store.write(self.operator_id, self.key_group_range, version, SNAPSHOT,
-                        _SnapshotGroups(self), meta=meta)
+                        _snapshot_groups(self), meta=meta)
         if is_snapshot:
             store.prune(self.operator_id, self.key_group_range, version)
         for table in self._tables.values():
@@ -472,8 +466,9 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
         a fresh RocksDB from the files of either backend, of any key-group ranges.
 
         An incremental snapshot covering the whole range is adopted by hard-linking its
-        files; everything else is written entry by entry in batches, file by file, so
-        memory holds at most one (non-incremental) file. ``options`` go to the constructor.
+        files; everything else is written entry by entry in batches, file by file and key
+        group by key group, so memory holds about one key group of a (non-incremental)
+        file. ``options`` go to the constructor.
         """
         files = store.files_to_restore(operator_id, key_group_range, version)
         first = files[0] if files else None
@@ -526,9 +521,8 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
         if state_file.kind == INCREMENTAL:
             self._copy_incremental(store, state_file, lo, hi, writer)
         else:
-            content = store.read(state_file, (lo, hi))
-            self._kinds.update(content.meta["state_kinds"])
-            for changes in content.groups.values():
+            self._kinds.update(store.read_meta(state_file)["state_kinds"])
+            for _, changes in store.iter_groups(state_file, (lo, hi)):
                 for name, (puts, deletes) in changes.items():
                     table = self._table_of(name)[0]
                     for slot in deletes:
