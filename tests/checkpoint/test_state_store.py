@@ -1,9 +1,11 @@
 import os
 import tempfile
+import tracemalloc
 
 import pytest
 
-from checkpoint.state_store import AmbiguousStateFilesError, StateStore
+from checkpoint.files import CorruptFileError
+from checkpoint.state_store import AmbiguousStateFilesError, IncrementalSnapshotError, StateStore
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -97,3 +99,102 @@ def test_unfinished_and_foreign_files_are_ignored(store):
     os.mkdir(os.path.join(os.path.dirname(directory), "misc"))
     assert summary(store.list_files("op")) == [((0, 9), 0, "snapshot")]
     assert store.list_files("missing") == [] and StateStore("/nonexistent").operator_ids() == []
+
+
+# -- streaming files -------------------------------------------------------------
+
+UNPICKLED = []
+
+
+class Recorded:
+    """Data that records each unpickling of itself."""
+
+    def __init__(self, name):
+        self.name = name
+        self.label = f"group {name} data"
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        UNPICKLED.append(self.name)
+
+
+def test_an_iterator_of_groups_is_written_and_read_back_in_group_order(store):
+    written = store.write("op", (0, 9), 3, "changelog",
+                          ((g, [g] * g) for g in (9, 2, 5)), meta={"m": 1})
+    assert list(store.iter_groups(written)) == [(2, [2, 2]), (5, [5] * 5), (9, [9] * 9)]
+    assert store.read_meta(written) == {"m": 1}
+    assert store.read(written).groups == {2: [2, 2], 5: [5] * 5, 9: [9] * 9}
+
+
+def test_a_reader_of_some_key_groups_reads_and_unpickles_only_those(store):
+    written = store.write("op", (0, 9), 0, "snapshot", {g: Recorded(g) for g in range(10)})
+    with open(written.path, "r+b") as f:  # damage group 8's data: never read below
+        f.seek(f.read().index(b"group 8 data"))
+        f.write(b"GROUP")
+    UNPICKLED.clear()
+    assert [(g, d.name) for g, d in store.iter_groups(written, (4, 5))] == [(4, 4), (5, 5)]
+    assert UNPICKLED == [4, 5]
+    with pytest.raises(CorruptFileError, match="frame 8: checksum mismatch"):
+        store.read(written)
+
+
+def test_writing_holds_one_key_group_at_a_time(store):
+    group_bytes = 1 << 20
+
+    def groups():
+        for g in range(32):
+            yield g, bytes([g]) * group_bytes
+
+    tracemalloc.start()
+    try:
+        written = store.write("op", (0, 31), 0, "snapshot", groups())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * group_bytes  # the 32 groups: 32 MiB
+    assert os.path.getsize(written.path) > 32 * group_bytes
+    assert [g for g, _ in store.iter_groups(written)] == list(range(32))
+
+
+def test_a_group_outside_the_range_from_an_iterator_leaves_no_file(store):
+    with pytest.raises(ValueError, match="key group 12 is outside the range 0-9"):
+        store.write("op", (0, 9), 0, "snapshot", iter([(1, "a"), (12, "b")]))
+    assert store.list_files("op") == []
+    assert os.listdir(os.path.join(store.root_dir, "state", "op", "0-9")) == []
+
+
+def test_verify_checks_every_group_and_truncation(store):
+    written = store.write("op", (0, 9), 0, "snapshot", {g: "x" * 1000 for g in range(10)})
+    store.verify(written)
+    with open(written.path, "rb") as f:
+        data = f.read()
+    position = data.rindex(b"x" * 1000) + 10  # inside the last group's data
+    with open(written.path, "wb") as f:
+        f.write(data[:position] + b"y" + data[position + 1:])
+    with pytest.raises(CorruptFileError, match="frame 9: checksum mismatch"):
+        store.verify(written)
+    assert [g for g, _ in store.iter_groups(written, (0, 8))] == list(range(9))
+    with open(written.path, "wb") as f:
+        f.write(data[:-1])
+    with pytest.raises(CorruptFileError, match="truncated"):
+        store.verify(written)
+    with pytest.raises(CorruptFileError, match="truncated"):
+        store.read_meta(written)
+
+
+def test_verify_of_an_incremental_manifest_checks_its_shared_files(store, tmp_path):
+    sst = tmp_path / "000009.sst"
+    sst.write_bytes(b"sst")
+    store.share_file("op", (0, 9), str(sst), "a-000009.sst")
+    written = store.write_incremental("op", (0, 9), 0, {"000009.sst": "a-000009.sst"})
+    store.verify(written)
+    with pytest.raises(IncrementalSnapshotError):
+        next(store.iter_groups(written))
+    os.remove(os.path.join(store.shared_dir("op", (0, 9)), "a-000009.sst"))
+    with pytest.raises(CorruptFileError, match="shared file .*a-000009.sst is missing"):
+        store.verify(written)
+    with open(written.path, "r+b") as f:
+        f.seek(-2, os.SEEK_END)
+        f.write(b"??")
+    with pytest.raises(CorruptFileError, match="checksum mismatch"):
+        store.verify(written)
