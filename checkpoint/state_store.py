@@ -18,8 +18,9 @@ changelog covering g after it, in version order.
 
 An ``incremental`` file is a snapshot too (it replaces the groups of its range),
 kept as a small manifest (``write_checked``): the writer's metadata plus the names of
-files in the range's ``shared/`` directory (a RocksDB backend's SST files, hard-linked there, so that
-consecutive snapshots share the files they have in common instead of copying them).
+files in the range's ``shared/`` directory (a RocksDB backend's SST files, hard-linked
+there, so that consecutive snapshots share the files they have in common instead of
+copying them).
 Only a backend that understands those files can restore it; ``read`` refuses it. A
 shared file is deleted once no manifest in its range directory names it.
 
@@ -259,7 +260,7 @@ class StateStore:
                     except Exception as e:  # a valid checksum over an unreadable pickle
                         raise CorruptFileError(state_file.path, f"cannot unpickle key group "
                                                                 f"{group}: {e!r}") from e
-                    del data
+                    del data  # not kept while the caller works on the group
                     yield group, value
 
     def _open(self, state_file: StateFile) -> FramedFile:
