@@ -196,7 +196,7 @@ class JobDirectory:
         all but the newest ``num_retained`` checkpoints."""
         path = export_checkpoint(self.store, record, self.checkpoint_path(checkpoint_id))
         for old in self.checkpoint_ids()[num_retained:]:
-            shutil.rmtree(self.checkpoint_path(old), ignore_errors=True)
+            _discard(self.checkpoint_path(old))
         return path
 
     # -- restoring --------------------------------------------------------------
@@ -237,8 +237,7 @@ class JobDirectory:
         checkpoints too."""
         record = point.record
         if point.store.root_dir != self.store.root_dir:
-            live_state = os.path.join(self.root, "state")
-            shutil.rmtree(live_state, ignore_errors=True)
+            _discard(os.path.join(self.root, "state"))
             _link_files(point.store, _needed_files(point.store, record), self.root)
             if explicit:
                 # A new line of batches starts: checkpoints of the abandoned one must
@@ -246,7 +245,7 @@ class JobDirectory:
                 for checkpoint_id in self.checkpoint_ids():
                     path = self.checkpoint_path(checkpoint_id)
                     if os.path.abspath(path) != os.path.abspath(point.store.root_dir):
-                        shutil.rmtree(path, ignore_errors=True)
+                        _discard(path)
         else:
             for uid in self.store.operator_ids():
                 self.store.discard_after(uid, record.batch_id)
@@ -257,21 +256,27 @@ class JobDirectory:
 
     def clear(self) -> None:
         """Deletes everything of the job (it finished): log, state and checkpoints."""
-        shutil.rmtree(self._metadata_dir, ignore_errors=True)
-        shutil.rmtree(os.path.join(self.root, "state"), ignore_errors=True)
-        for checkpoint_id in self.checkpoint_ids():
-            shutil.rmtree(self.checkpoint_path(checkpoint_id), ignore_errors=True)
-        for name in _leftovers(self.root):
-            shutil.rmtree(os.path.join(self.root, name), ignore_errors=True)
+        _discard(self._metadata_dir)  # first: from here on, nothing is restorable
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return
+        for name in names:  # state, checkpoints, and what crashed writers left
+            if name == "state" or _CHECKPOINT_NAME.match(name) or is_temporary_name(name):
+                shutil.rmtree(os.path.join(self.root, name), ignore_errors=True)
         try:
             os.rmdir(self.root)
         except OSError:
             pass
 
 
-def _leftovers(root: str) -> List[str]:
-    """Unfinished checkpoint directories of crashed writers."""
+def _discard(path: str) -> None:
+    """Deletes a directory so that a crash midway leaves no part of it under its name:
+    it is renamed to a temporary name first (which ``clear`` removes)."""
+    parent, name = os.path.split(path)
+    doomed = os.path.join(parent, f".tmp-{uuid.uuid4().hex}-{name}")
     try:
-        return [n for n in os.listdir(root) if is_temporary_name(n)]
+        os.rename(path, doomed)
     except FileNotFoundError:
-        return []
+        return
+    shutil.rmtree(doomed, ignore_errors=True)

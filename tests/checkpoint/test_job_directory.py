@@ -137,3 +137,13 @@ def test_compatibility_check_names_the_problem():
                                    False)
     with pytest.raises(IncompatibleCheckpointError, match="1 splits .* now has 2"):
         record.check_restorable_by("p", ok, {"source": 2}, False)
+
+
+def test_clear_removes_checkpoints_a_crash_left_half_deleted(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["b"]], checkpoint_every=1, num_retained=2)
+    # a crash while an old checkpoint was deleted file by file: its _metadata went first
+    os.remove(os.path.join(directory.checkpoint_path(1), "_metadata"))
+    assert directory.checkpoint_ids() == [2]
+    directory.clear()
+    assert not os.path.exists(directory.root)
