@@ -57,8 +57,15 @@ class CorruptFileError(Exception):
         self.reason = reason
 
 
+def temporary_path(path: str) -> str:
+    """A fresh hidden name beside ``path`` for a file or directory being built or
+    removed: readers ignore it, ``is_temporary_name`` recognizes it."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}-{name}")
+
+
 def is_temporary_name(file_name: str) -> bool:
-    """Whether ``file_name`` is an unfinished write of ``write_checked``."""
+    """Whether ``file_name`` is an unfinished write (see ``temporary_path``)."""
     return file_name.startswith(_TEMPORARY_PREFIX)
 
 
@@ -66,8 +73,7 @@ def is_temporary_name(file_name: str) -> bool:
 def _replacing(path: str) -> Iterator[BinaryIO]:
     """A new file to write, made durable and renamed to ``path`` at the end of the block
     (removed instead if the block raises)."""
-    directory, name = os.path.split(path)
-    temporary = os.path.join(directory, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}-{name}")
+    temporary = temporary_path(path)
     try:
         with open(temporary, "wb") as f:
             yield f

@@ -24,12 +24,11 @@ import logging
 import os
 import re
 import shutil
-import uuid
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
 from checkpoint.files import CorruptFileError, is_temporary_name, link_or_copy, read_checked, \
-    write_checked
+    temporary_path, write_checked
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
 from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 
@@ -102,11 +101,10 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
     """Writes a self-contained checkpoint/savepoint of ``record``'s version at ``target``
     (which must not exist): the state files it needs, then ``_metadata``, then the
     rename that makes it visible."""
-    parent, name = os.path.split(os.path.abspath(target))
-    os.makedirs(parent, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     if os.path.exists(target):
         raise FileExistsError(f"checkpoint target {target} exists already")
-    building = os.path.join(parent, f".tmp-{uuid.uuid4().hex}-{name}")
+    building = temporary_path(target)
     try:
         _link_files(store, _needed_files(store, record), building)
         write_checked(os.path.join(building, METADATA_FILE), record)
@@ -273,8 +271,7 @@ class JobDirectory:
 def _discard(path: str) -> None:
     """Deletes a directory so that a crash midway leaves no part of it under its name:
     it is renamed to a temporary name first (which ``clear`` removes)."""
-    parent, name = os.path.split(path)
-    doomed = os.path.join(parent, f".tmp-{uuid.uuid4().hex}-{name}")
+    doomed = temporary_path(path)
     try:
         os.rename(path, doomed)
     except FileNotFoundError:

@@ -33,18 +33,16 @@ from __future__ import annotations
 
 import os
 import pickle
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import quote, unquote
 
 from checkpoint.files import (
-    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, write_checked,
-    write_framed,
+    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, temporary_path,
+    write_checked, write_framed,
 )
 
-_TEMPORARY_PREFIX = ".tmp-"  # is_temporary_name() is true of these names
 
 __all__ = ["CHANGELOG", "SNAPSHOT", "INCREMENTAL", "SNAPSHOT_KINDS", "StateFile", "StateFileContent", "StateStore",
            "AmbiguousStateFilesError", "IncrementalSnapshotError"]
@@ -191,7 +189,7 @@ class StateStore:
         link (a copy across file systems). Call before the manifest naming it is written."""
         shared_dir = self.shared_dir(operator_id, key_group_range)
         os.makedirs(shared_dir, exist_ok=True)
-        temporary = os.path.join(shared_dir, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}")
+        temporary = temporary_path(os.path.join(shared_dir, name))
         try:
             link_or_copy(source_path, temporary)
             os.replace(temporary, os.path.join(shared_dir, name))
