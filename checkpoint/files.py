@@ -70,15 +70,13 @@ def is_temporary_name(file_name: str) -> bool:
 
 
 @contextmanager
-def _replacing(path: str) -> Iterator[BinaryIO]:
-    """A new file to write, made durable and renamed to ``path`` at the end of the block
-    (removed instead if the block raises)."""
+def replacing(path: str) -> Iterator[str]:
+    """A temporary path to build the file ``path`` at, renamed to ``path`` at the end of
+    the block (removed instead if the block raises): readers see the old file or the
+    complete new one."""
     temporary = temporary_path(path)
     try:
-        with open(temporary, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
+        yield temporary
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -86,6 +84,15 @@ def _replacing(path: str) -> Iterator[BinaryIO]:
         except FileNotFoundError:
             pass
         raise
+
+
+@contextmanager
+def _replacing(path: str) -> Iterator[BinaryIO]:
+    """A new file to write, made durable and renamed to ``path`` at the end of the block."""
+    with replacing(path) as temporary, open(temporary, "wb") as f:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def write_checked(path: str, obj: Any) -> None:

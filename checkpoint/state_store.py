@@ -39,7 +39,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import quote, unquote
 
 from checkpoint.files import (
-    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, temporary_path,
+    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, replacing,
     write_checked, write_framed,
 )
 
@@ -189,16 +189,8 @@ class StateStore:
         link (a copy across file systems). Call before the manifest naming it is written."""
         shared_dir = self.shared_dir(operator_id, key_group_range)
         os.makedirs(shared_dir, exist_ok=True)
-        temporary = temporary_path(os.path.join(shared_dir, name))
-        try:
+        with replacing(os.path.join(shared_dir, name)) as temporary:
             link_or_copy(source_path, temporary)
-            os.replace(temporary, os.path.join(shared_dir, name))
-        except BaseException:
-            try:
-                os.remove(temporary)
-            except FileNotFoundError:
-                pass
-            raise
 
     def write_incremental(self, operator_id: str, key_group_range: KeyGroupRange,
                           version: int, shared_files: Dict[str, str],
