@@ -10,6 +10,7 @@ import pytest
 
 from api.common import Types
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from api.datastream import FileSystemCheckpointStorage, FsStateBackend
 from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
 from api.datastream.functions import KeyedProcessFunction, MapFunction, RuntimeContext
 from api.datastream.state import ListStateDescriptor, StateTtlConfig, ValueStateDescriptor
@@ -354,3 +355,37 @@ def test_turning_on_time_to_live_for_stored_state_fails_naming_the_state(tmp_pat
     with pytest.raises(JobExecutionException,
                        match="'count' .* is value state; it cannot be used as value with TTL"):
         env.execute("counting")
+
+
+@pytest.mark.parametrize("configure", ["storage", "storage_dir", "fs_state_backend"])
+def test_checkpoint_storage_set_through_the_api_is_where_a_failed_job_resumes(tmp_path,
+                                                                             configure):
+    broken = tmp_path / "broken"
+    broken.touch()
+    out, storage = tmp_path / "out", f"file://{tmp_path / 'storage'}"
+
+    def run():
+        env = _env(tmp_path)
+        if configure == "storage":
+            env.get_checkpoint_config().set_checkpoint_storage(
+                FileSystemCheckpointStorage(storage))
+        elif configure == "storage_dir":
+            env.get_checkpoint_config().set_checkpoint_storage_dir(storage)
+        else:
+            env.set_state_backend(FsStateBackend(storage))
+        (env.from_collection(_events(), RECORD_TYPE).uid("events")
+            .map(FailWhileBroken(str(broken)), RECORD_TYPE).set_parallelism(1).uid("check")
+            .key_by(lambda e: e[0])
+            .process(Count(), Types.STRING()).uid("counts")
+            .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                     .build()))
+        env.execute("counting")
+
+    with pytest.raises(JobExecutionException, match="bad record"):
+        run()
+    assert (tmp_path / "storage" / "counting" / "metadata").is_dir()
+    broken.unlink()
+    run()
+    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+    assert not (tmp_path / "storage" / "counting").exists()
