@@ -43,9 +43,8 @@ class CommitRecord:
     source_offsets: Dict[str, List[int]]
     watermark: int
     watermark_tracker: Optional[Dict[str, Any]] = None
-    processing_time: int = 0
     format_version: int = FORMAT_VERSION
-    extra: Dict[str, Any] = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)  # e.g. restored_from: a savepoint
 
     def check_restorable_by(self, path: str, operators: Dict[str, OperatorInfo],
                             sources: Dict[str, int], allow_non_restored_state: bool) -> None:

@@ -228,7 +228,7 @@ class JobRunner:
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
                 self._observe_timestamps(results)
-                record = self._record(batch_id, next_watermark, now)
+                record = self._record(batch_id, next_watermark)
                 directory.commit(record)
                 committed, watermark = batch_id, next_watermark
                 if not is_final:
@@ -295,14 +295,14 @@ class JobRunner:
                  record.batch_id, point.path)
         return point
 
-    def _record(self, batch_id: int, watermark: int, now: int) -> CommitRecord:
+    def _record(self, batch_id: int, watermark: int) -> CommitRecord:
         return CommitRecord(
             job_name=self.options.job_name, batch_id=batch_id,
             state_backend=self.options.state_backend, operators=dict(self.keyed_operators),
             source_offsets={uid: [c.offset for c in self.cursors[stage_id]]
                             for uid, stage_id in self._source_uids().items()},
             watermark=watermark, watermark_tracker=self.tracker.snapshot(),
-            processing_time=now, extra={"restored_from": self._origin})
+            extra={"restored_from": self._origin})
 
     # -- savepoints -----------------------------------------------------------------
 
