@@ -44,40 +44,78 @@ def _value_pickle(obj: Any) -> bytes:
     return pickle.dumps(obj, _PROTOCOL)
 
 
+def _key_bytes(obj: Any, packer: msgpack.Packer) -> bytes:
+    try:
+        return packer.pack(obj)
+    except (UnicodeEncodeError, ValueError):
+        return msgpack.packb(msgpack.ExtType(_PICKLE, _canonical_pickle(obj)))
+
+
 def _key_default(obj: Any) -> msgpack.ExtType:
     if type(obj) is tuple:
         return msgpack.ExtType(_TUPLE, _packb(list(obj), _key_default))
     if type(obj) is frozenset:  # iteration order varies: sort the members' bytes
-        return msgpack.ExtType(_FROZENSET, msgpack.packb(sorted(map(serialize_key, obj))))
+        # Each member through a fresh packer: _KEY_PACKER is mid-pack here.
+        members = sorted(_key_bytes(member, _fresh_packer(_key_default)) for member in obj)
+        return msgpack.ExtType(_FROZENSET, msgpack.packb(members))
     return msgpack.ExtType(_PICKLE, _canonical_pickle(obj))
 
 
 def _value_default(obj: Any) -> msgpack.ExtType:
     if type(obj) is tuple:
-        return msgpack.ExtType(_TUPLE, _packb(list(obj), _value_default))
+        try:  # the common case first: a tuple of scalars
+            return msgpack.ExtType(_TUPLE, _SCALAR_PACKER.pack(list(obj)))
+        except _NOT_SCALAR:
+            return msgpack.ExtType(_TUPLE, _packb(list(obj), _value_default))
     return msgpack.ExtType(_PICKLE, _value_pickle(obj))
+
+
+def _fresh_packer(default) -> msgpack.Packer:
+    return msgpack.Packer(default=default, strict_types=True, use_bin_type=True)
 
 
 def _packb(obj: Any, default) -> bytes:
     # A fresh packer: the hooks above run inside a packer, which must not be re-entered.
-    return msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
+    return _fresh_packer(default).pack(obj)
 
 
 # The top-level packers are reused (4x faster than packb); the backend is single-threaded.
-_KEY_PACKER = msgpack.Packer(default=_key_default, strict_types=True, use_bin_type=True)
-_VALUE_PACKER = msgpack.Packer(default=_value_default, strict_types=True, use_bin_type=True)
+_KEY_PACKER = _fresh_packer(_key_default)
+_VALUE_PACKER = _fresh_packer(_value_default)
+# Without a hook, so never re-entered (the hooks above may use it): packs None, bool,
+# int, float, str, bytes and lists and dicts of those exactly as the packers above do,
+# and raises one of _NOT_SCALAR for anything else.
+_SCALAR_PACKER = msgpack.Packer(strict_types=True, use_bin_type=True)
+_NOT_SCALAR = (TypeError, OverflowError, ValueError, UnicodeEncodeError)
+_FIXEXT = {1: b"\xd4", 2: b"\xd5", 4: b"\xd6", 8: b"\xd7", 16: b"\xd8"}
+
+
+def _ext_bytes(code: int, data: bytes) -> bytes:
+    """The msgpack of ``ExtType(code, data)``, without building one."""
+    size = len(data)
+    head = _FIXEXT.get(size)
+    if head is None:
+        if size < 1 << 8:
+            head = b"\xc7" + size.to_bytes(1, "big")
+        elif size < 1 << 16:
+            head = b"\xc8" + size.to_bytes(2, "big")
+        else:
+            head = b"\xc9" + size.to_bytes(4, "big")
+    return head + code.to_bytes(1, "big") + data
 
 
 def serialize_key(obj: Any) -> bytes:
     """Canonical bytes of a state key, namespace or (key, namespace) pair."""
-    try:
-        return _KEY_PACKER.pack(obj)
-    except (UnicodeEncodeError, ValueError):
-        return msgpack.packb(msgpack.ExtType(_PICKLE, _canonical_pickle(obj)))
+    return _key_bytes(obj, _KEY_PACKER)
 
 
 def serialize_value(obj: Any) -> bytes:
     """Bytes of a state value."""
+    if type(obj) is tuple:  # fast path of the common tuple of scalars, same bytes
+        try:
+            return _ext_bytes(_TUPLE, _SCALAR_PACKER.pack(list(obj)))
+        except _NOT_SCALAR:
+            pass
     try:
         return _VALUE_PACKER.pack(obj)
     except (UnicodeEncodeError, ValueError):

@@ -3,6 +3,8 @@ exactly, and key bytes are canonical."""
 import pickle
 from collections import OrderedDict, namedtuple
 
+import msgpack
+import pytest
 from hypothesis import given, strategies as st
 
 from statebackends.serialization import deserialize, serialize_key, serialize_value
@@ -61,3 +63,36 @@ def test_values_msgpack_cannot_say_are_pickled_whole():
     restored = deserialize(serialize_value(recursive))
     assert restored[0] is restored
     assert deserialize(serialize_value(["\udc80", 1])) == ["\udc80", 1]
+
+
+def _format_of_values(obj):
+    """The stored format, spelled out: msgpack, a tuple as extension 1 holding the
+    msgpack of its items, anything else msgpack cannot say exactly as extension 2
+    holding its pickle."""
+    def default(item):
+        if type(item) is tuple:
+            return msgpack.ExtType(1, msgpack.packb(list(item), default=default,
+                                                    strict_types=True, use_bin_type=True))
+        return msgpack.ExtType(2, pickle.dumps(item, 5))
+    return msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
+
+
+@given(VALUES | st.tuples(SCALARS, SCALARS) | st.tuples(SCALARS, st.tuples(SCALARS)))
+def test_value_bytes_follow_the_stored_format(value):
+    assert serialize_value(value) == _format_of_values(value)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 8, 15, 16, 17, 254, 255, 256, 65535, 65536])
+def test_tuples_of_every_size_keep_the_stored_format(size):
+    value = (b"x" * size,)  # items of `size` - 3 bytes
+    assert serialize_value(value) == _format_of_values(value)
+    assert deserialize(serialize_value(value)) == value
+
+
+def test_a_frozenset_anywhere_in_a_key_keeps_its_members_bytes():
+    members = frozenset({2, 3})
+    for key in (["abc", members], [members, "x"], ("k", ("j", members)), [("k", members), None]):
+        data = serialize_key(key)
+        assert same(deserialize(data), key)
+        assert serialize_key(pickle.loads(pickle.dumps(key))) == data
+    assert serialize_key(["abc", members]).endswith(serialize_key(members))
