@@ -17,11 +17,13 @@ group. Keys and values are msgpack where the type allows, pickle otherwise
 (``1``, ``1.0``, ``True``) are different entries while the job runs; the changelog and
 full-snapshot files (dicts by slot, as the hashmap backend writes them) merge them.
 
-Python memory holds the registrations, the slots changed in the current batch, and
-the value last read per state; RocksDB's memory is bounded by its block cache (shared
-by the process's backends unless ``block_cache_size`` is given; index and filter
-blocks are charged to it) and two write buffers of ``write_buffer_size`` per backend.
-The write-ahead log is off: the ``StateStore`` files are the durable copy.
+Python memory holds the registrations, the slots changed in the current batch, the
+value last read per state, and the batch's writes not yet in RocksDB (at most
+``_WRITE_BUFFER_BYTES``; reads look there first, and a key written many times in a
+batch reaches RocksDB once, in a WriteBatch). RocksDB's memory is bounded by its block
+cache (shared by the process's backends unless ``block_cache_size`` is given; index and
+filter blocks are charged to it) and two write buffers of ``write_buffer_size`` per
+backend. The write-ahead log is off: the ``StateStore`` files are the durable copy.
 
 Persistence, per ``write_version``: a changelog of the batch's changed slots, and
 every ``snapshot_interval`` versions a snapshot. Without incremental checkpointing
@@ -67,10 +69,12 @@ from statebackends.hashmap import (
     VOID_NAMESPACE,
 )
 from statebackends.keygroups import assign_key_group
-from statebackends.serialization import deserialize, serialize_key, serialize_value
+from statebackends.serialization import (
+    PAIR_HEADER, deserialize, key_item_bytes, serialize_key, serialize_value,
+)
 
-__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots", "VOID_NAMESPACE", "KeyGroupMismatchError",
-           "DEFAULT_BLOCK_CACHE_SIZE", "DEFAULT_WRITE_BUFFER_SIZE"]
+__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots", "VOID_NAMESPACE",
+           "KeyGroupMismatchError", "DEFAULT_BLOCK_CACHE_SIZE", "DEFAULT_WRITE_BUFFER_SIZE"]
 
 DEFAULT_BLOCK_CACHE_SIZE = 64 << 20
 """Bytes of the block cache shared by the process's backends that set no size of their own."""
@@ -84,6 +88,10 @@ _U16 = struct.Struct(">H")
 _END = b"\xff\xff\xff"  # after every key
 _BATCH_ENTRIES = 10_000  # entries per WriteBatch while restoring
 _MISSING = object()
+_KEY_MEMO_SIZE = 1 << 16  # keys whose group and bytes a backend remembers
+_WRITE_BUFFER_BYTES = 8 << 20  # a backend's writes held in Python before a WriteBatch
+_ENTRY_OVERHEAD = 150  # Python's bytes per buffered write, besides the key and value
+_NONE_ITEM = key_item_bytes(None)
 _shared_cache: Optional[Cache] = None
 
 
@@ -128,13 +136,18 @@ class RocksDBTable(MutableMapping):
         self._backend = backend
         self.name = name
         self.state_id = _U16.pack(state_id)
+        self._slot: Any = _MISSING  # the last slot db_key encoded, and its db key
+        self._db_key = b""
         self._read_key: Optional[bytes] = None  # db key and value of the last read
         self._read_value: Any = None
         self.dirty = DirtySlots(self)
 
     def db_key(self, slot: Slot) -> bytes:
+        if slot is self._slot:  # a record's get, put and dirty.add pass the same slot
+            return self._db_key
         group, body = self._backend.encode_slot(slot)
-        return group + self.state_id + body
+        self._slot, self._db_key = slot, group + self.state_id + body
+        return self._db_key
 
     def forget_read_value(self) -> None:
         self._read_key = self._read_value = None
@@ -144,7 +157,7 @@ class RocksDBTable(MutableMapping):
         returns the slot's db key."""
         db_key = self.db_key(slot)
         if db_key == self._read_key:
-            self._backend.db.put(db_key, serialize_value(self._read_value))
+            self._backend.writes.stage(db_key, serialize_value(self._read_value))
             self._read_key = self._read_value = None
         return db_key
 
@@ -152,7 +165,7 @@ class RocksDBTable(MutableMapping):
 
     def get(self, slot, default=None):
         db_key = self.db_key(slot)
-        data = self._backend.db.get(db_key)
+        data = self._backend.writes.read(db_key)
         if data is None:
             return default
         value = deserialize(data)
@@ -167,7 +180,11 @@ class RocksDBTable(MutableMapping):
 
     def __setitem__(self, slot, value) -> None:
         db_key = self.db_key(slot)
-        self._backend.db.put(db_key, self._backend.serialize_value(self.name, slot, value))
+        try:
+            data = serialize_value(value)
+        except Exception as e:
+            raise self._backend.unserializable(self.name, slot, e) from e
+        self._backend.writes.stage(db_key, data)
         if db_key == self._read_key:
             self._read_key = self._read_value = None
 
@@ -177,21 +194,22 @@ class RocksDBTable(MutableMapping):
 
     def pop(self, slot, default=_MISSING):
         db_key = self.db_key(slot)
-        db = self._backend.db
-        data = db.get(db_key)
+        writes = self._backend.writes
+        data = writes.read(db_key)
         if data is None:
             if default is _MISSING:
                 raise KeyError(slot)
             return default
-        db.delete(db_key)
+        writes.stage(db_key, None)
         if db_key == self._read_key:
             self._read_key = self._read_value = None
         return deserialize(data)
 
     def __contains__(self, slot) -> bool:
-        return self._backend.db.get(self.db_key(slot)) is not None
+        return self._backend.writes.read(self.db_key(slot)) is not None
 
     def _raw_items(self) -> Iterator[Tuple[bytes, bytes]]:
+        self._backend.writes.flush()
         db, state_id = self._backend.db, self.state_id
         start, end = self._backend.key_group_range
         for group in range(start, end + 1):
@@ -301,10 +319,12 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
         if _initial_files is not None:  # restore() adopts an incremental snapshot
             _materialize(_initial_files, self._db_dir)
         self.db = _open(self._db_dir, self._options)
+        self.writes = _WriteBuffer(self.db)
         self._finalizer = weakref.finalize(self, _close_and_remove, self.db, self.working_dir)
         self._state_ids: Dict[str, int] = {}
         self._encoded_slot: Any = _MISSING  # encode_slot's last slot and its encoding
         self._encoded: Tuple[bytes, bytes] = (b"", b"")
+        self._key_codes: Dict[Hashable, Tuple[bytes, Optional[bytes]]] = {}
         self._instance = uuid.uuid4().hex[:12]
         # Local SST name -> its name in self._shared_dir, for files a snapshot shared.
         self._shared_names: Dict[str, str] = {}
@@ -350,25 +370,48 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
         return table, self._dirty[name]
 
     def encode_slot(self, slot: Slot) -> Tuple[bytes, bytes]:
-        """(key-group prefix, serialized slot); the current slot's is computed once."""
+        """(key-group prefix, serialized slot). The current slot's is computed once, and
+        a str or int key's group and bytes once while it stays in a bounded memo (equal
+        keys of these exact types have equal bytes; ``1`` and ``True`` do not)."""
         if slot is self._encoded_slot:
             return self._encoded
-        key = slot[0]
-        try:
-            body = serialize_key([key, slot[1]])
-        except Exception as e:
-            raise TypeError(f"operator {self.operator_id!r}: state key {key!r} / namespace "
-                            f"{slot[1]!r} cannot be serialized: {e}") from e
-        encoded = (_group_prefix(assign_key_group(key, self.max_parallelism)), body)
+        key, namespace = slot
+        body = None
+        if type(key) is str or type(key) is int:
+            codes = self._key_codes.get(key)
+            if codes is None:
+                if len(self._key_codes) >= _KEY_MEMO_SIZE:
+                    self._key_codes.clear()
+                codes = self._key_codes[key] = (self._group_of(key), key_item_bytes(key))
+            group, key_bytes = codes
+            if key_bytes is not None:
+                namespace_bytes = _NONE_ITEM if namespace is None else key_item_bytes(namespace)
+                if namespace_bytes is not None:
+                    body = PAIR_HEADER + key_bytes + namespace_bytes
+        else:
+            group = self._group_of(key)
+        if body is None:
+            try:
+                body = serialize_key([key, namespace])
+            except Exception as e:
+                raise TypeError(f"operator {self.operator_id!r}: state key {key!r} / "
+                                f"namespace {namespace!r} cannot be serialized: {e}") from e
+        encoded = (group, body)
         self._encoded_slot, self._encoded = slot, encoded
         return encoded
+
+    def _group_of(self, key) -> bytes:
+        return _group_prefix(assign_key_group(key, self.max_parallelism))
 
     def serialize_value(self, name: str, slot: Slot, value) -> bytes:
         try:
             return serialize_value(value)
         except Exception as e:
-            raise TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
-                            f"key {slot[0]!r} cannot be serialized: {e}") from e
+            raise self.unserializable(name, slot, e) from e
+
+    def unserializable(self, name: str, slot: Slot, cause: Exception) -> TypeError:
+        return TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
+                         f"key {slot[0]!r} cannot be serialized: {cause}")
 
     def entries(self) -> Iterator[Tuple[str, Hashable, Hashable, Any]]:
         """All stored (state name, key, namespace, value) entries, for tests and tools."""
@@ -389,6 +432,7 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
             raise ValueError(f"operator {self.operator_id!r}: cannot write version {version}, "
                              f"the state is already at version {self.version}")
         is_snapshot = version % self.snapshot_interval == 0
+        self.writes.flush()
         changes = self._changed_groups(read_values=not is_snapshot)
         meta = {"state_kinds": dict(self._kinds)}
         if not is_snapshot:
@@ -549,6 +593,50 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
                 _close(source)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+class _WriteBuffer:
+    """The writes of the current batch not yet in RocksDB: db key -> bytes, or None for
+    a delete. Reads look here first. ``flush`` writes them in one WriteBatch; staging
+    flushes too once they hold ``_WRITE_BUFFER_BYTES``, so memory stays bounded however
+    many keys a batch changes. (A key changed many times in a batch is written once.)"""
+
+    __slots__ = ("_db", "_entries", "_size")
+
+    def __init__(self, db: Rdict):
+        self._db = db
+        self._entries: Dict[bytes, Optional[bytes]] = {}
+        self._size = 0  # about the bytes the entries take in memory
+
+    def read(self, db_key: bytes) -> Optional[bytes]:
+        data = self._entries.get(db_key, _MISSING)
+        return self._db.get(db_key) if data is _MISSING else data
+
+    def stage(self, db_key: bytes, data: Optional[bytes]) -> None:
+        entries = self._entries
+        old = entries.get(db_key, _MISSING)
+        if old is _MISSING:
+            self._size += len(db_key) + _ENTRY_OVERHEAD
+        elif old is not None:
+            self._size -= len(old)
+        if data is not None:
+            self._size += len(data)
+        entries[db_key] = data
+        if self._size > _WRITE_BUFFER_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._entries:
+            return
+        batch = WriteBatch(raw_mode=True)
+        for db_key, data in self._entries.items():
+            if data is None:
+                batch.delete(db_key)
+            else:
+                batch.put(db_key, data)
+        self._db.write(batch)
+        self._entries.clear()
+        self._size = 0
 
 
 class _BatchWriter:

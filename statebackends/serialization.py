@@ -6,8 +6,8 @@ exactly those types. A tuple becomes an extension holding its items, so it comes
 back as a tuple (plain msgpack would turn it into a list); any other object (a set,
 a Row, a big int, a subclass of a builtin, a user class) is pickled inside an
 extension, so a list of user objects stays mostly msgpack and every type comes back
-exact, except that a bytearray or memoryview comes back as bytes. What msgpack refuses as a whole (a str with lone surrogates, nesting deeper
-than 511 levels) is pickled whole.
+exact, except that a bytearray or memoryview comes back as bytes. What msgpack refuses
+as a whole (a str with lone surrogates, nesting deeper than 511 levels) is pickled whole.
 
 ``serialize_key`` is canonical: equal keys built of the same types give equal bytes
 (a frozenset's members are sorted by their bytes; pickles are memo-free, so sharing
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import io
 import pickle
-from typing import Any
+from typing import Any, Optional
 
 import msgpack
 
-__all__ = ["serialize_key", "serialize_value", "deserialize"]
+__all__ = ["serialize_key", "serialize_value", "deserialize", "key_item_bytes", "PAIR_HEADER"]
 
 _TUPLE = 1
 _PICKLE = 2
@@ -107,6 +107,24 @@ def _ext_bytes(code: int, data: bytes) -> bytes:
 def serialize_key(obj: Any) -> bytes:
     """Canonical bytes of a state key, namespace or (key, namespace) pair."""
     return _key_bytes(obj, _KEY_PACKER)
+
+
+PAIR_HEADER = b"\x92"
+"""The msgpack header of a two-item list: see ``key_item_bytes``."""
+
+
+def key_item_bytes(obj: Any) -> Optional[bytes]:
+    """The bytes of ``obj`` as an item of a serialized key list, so that
+    ``serialize_key([a, b]) == PAIR_HEADER + key_item_bytes(a) + key_item_bytes(b)``
+    (to serialize a pair from its parts' bytes computed once); None where they depend on
+    the list: for a list or dict (its nesting depth counts towards msgpack's limit) and
+    for what msgpack refuses (the whole list is pickled instead)."""
+    if type(obj) is list or type(obj) is dict:
+        return None
+    try:
+        return _KEY_PACKER.pack(obj)
+    except (UnicodeEncodeError, ValueError):
+        return None
 
 
 def serialize_value(obj: Any) -> bytes:

@@ -19,6 +19,7 @@ from descriptors import (
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.keygroups import assign_key_group, key_group_range_for_operator
+from statebackends import rocksdb
 from statebackends.rocksdb import RocksDBKeyedStateBackend, RocksDBTable
 
 FAST_TMP = test_hashmap.FAST_TMP
@@ -109,12 +110,13 @@ def _contents(backend):
     return {(name, key, namespace): value for name, key, namespace, value in backend.entries()}
 
 
-def test_values_are_stored_in_rocksdb_not_in_python_dicts():
+def test_values_are_stored_in_rocksdb_not_in_python_dicts(store):
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     _fill(backend)
     assert all(isinstance(table, RocksDBTable) for table in backend._tables.values())
-    # Nothing value-bearing lives in Python besides the tables' db handle: reading the
-    # raw RocksDB gives every entry.
+    # After the batch, nothing value-bearing lives in Python besides the tables' db
+    # handle: reading the raw RocksDB gives every entry.
+    backend.write_version(store, 0)
     raw = list(backend.db.items())
     assert len(raw) == len(_contents(backend)) == 5 * 30 * 2
     backend.set_current_key(7)
@@ -126,10 +128,28 @@ def test_values_are_stored_in_rocksdb_not_in_python_dicts():
     backend.close()
 
 
+def test_batch_writes_are_buffered_in_bounded_memory_and_read_back(monkeypatch):
+    monkeypatch.setattr(rocksdb, "_WRITE_BUFFER_BYTES", 2000)
+    backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    counts = backend.get_state(ValueStateDescriptor("count"))
+    for i in range(2000):
+        backend.set_current_key(f"k{i % 100}")
+        counts.update((counts.value() or 0) + 1)
+        if i == 1000:
+            backend.set_current_key("k0")
+            counts.clear()
+        assert backend.writes._size <= 2000
+    assert len(list(backend.db.keys())) >= 90  # most reached RocksDB before the batch ended
+    expected = {("count", f"k{i}", None): 20 - (i <= 0) * 11 for i in range(100)}
+    assert _contents(backend) == expected
+    assert len(list(backend.db.keys())) == 100
+    backend.close()
+
+
 def test_values_survive_reopening_the_database():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     _fill(backend)
-    expected = _contents(backend)
+    expected = _contents(backend)  # (reading every entry writes the buffered ones)
     backend.db.close()  # without a write-ahead log: close() flushes the memtable
     from rocksdict import Options, Rdict
     reopened = Rdict(backend._db_dir, Options(raw_mode=True))
@@ -261,11 +281,14 @@ def test_keys_are_prefixed_by_their_key_group_and_serialized_compactly():
     from statebackends.serialization import deserialize
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     _fill(backend)
+    backend.writes.flush()
+    assert len(list(backend.db.items())) == 5 * 30 * 2
     for db_key, data in backend.db.items():
         key, namespace = deserialize(db_key[4:])
         assert int.from_bytes(db_key[:2], "big") == assign_key_group(key, MAX_PARALLELISM)
     backend.set_current_key("word")
     backend.get_state(ValueStateDescriptor("v")).update(("word", 5))
+    backend.writes.flush()
     table, _ = backend.value_table(ValueStateDescriptor("v"))
     data = backend.db.get(table.db_key(("word", None)))
     assert len(data) < len(__import__("pickle").dumps(("word", 5), 5)) // 2
@@ -273,6 +296,35 @@ def test_keys_are_prefixed_by_their_key_group_and_serialized_compactly():
 
 
 Point = namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize("key", ["w", "\udc80", 7, True, 1.0, 2 ** 70, -2 ** 63, ("w", 1),
+                                 [[1]], frozenset({1}), Point(1, 2), None])
+@pytest.mark.parametrize("namespace", [None, "n", ("w", 3), (None, 10), [1, [2]], 2.5,
+                                       "\udc80", Point(3, 4)])
+def test_db_keys_are_group_state_id_and_the_serialized_pair(key, namespace):
+    from statebackends.serialization import serialize_key
+    backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    table, _ = backend.value_table(ValueStateDescriptor("v"))
+    expected = (assign_key_group(key, MAX_PARALLELISM).to_bytes(2, "big") + table.state_id
+                + serialize_key([key, namespace]))
+    for _ in range(2):  # computed, then remembered
+        assert table.db_key((key, namespace)) == expected
+    backend.close()
+
+
+def test_equal_keys_of_different_types_stay_apart():
+    backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    state = backend.get_state(ValueStateDescriptor("v"))
+    for round_ in range(2):
+        for key in (1, True, 1.0, "1"):
+            backend.set_current_key(key)
+            if round_:
+                assert state.value() == repr(key)
+            else:
+                state.update(repr(key))
+    assert sorted(repr(key) for _, key, _, _ in backend.entries()) == ["'1'", "1", "1.0", "True"]
+    backend.close()
 
 
 def test_types_stay_exact_through_rocksdb_and_restore(store):
