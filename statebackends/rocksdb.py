@@ -134,6 +134,7 @@ class RocksDBTable(MutableMapping):
 
     def __init__(self, backend: "RocksDBKeyedStateBackend", name: str, state_id: int):
         self._backend = backend
+        self._writes = backend.writes
         self.name = name
         self.state_id = _U16.pack(state_id)
         self._slot: Any = _MISSING  # the last slot db_key encoded, and its db key
@@ -143,7 +144,9 @@ class RocksDBTable(MutableMapping):
         self.dirty = DirtySlots(self)
 
     def db_key(self, slot: Slot) -> bytes:
-        if slot is self._slot:  # a record's get, put and dirty.add pass the same slot
+        # (A record's get, put and dirty.add pass the same slot: the hot paths check
+        # `slot is self._slot` before calling this.)
+        if slot is self._slot:
             return self._db_key
         group, body = self._backend.encode_slot(slot)
         self._slot, self._db_key = slot, group + self.state_id + body
@@ -155,17 +158,17 @@ class RocksDBTable(MutableMapping):
     def write_back(self, slot: Slot) -> bytes:
         """Stores the value last read for ``slot``, if it was the last slot read;
         returns the slot's db key."""
-        db_key = self.db_key(slot)
+        db_key = self._db_key if slot is self._slot else self.db_key(slot)
         if db_key == self._read_key:
-            self._backend.writes.stage(db_key, serialize_value(self._read_value))
+            self._writes.stage(db_key, serialize_value(self._read_value))
             self._read_key = self._read_value = None
         return db_key
 
     # -- mapping ---------------------------------------------------------------
 
     def get(self, slot, default=None):
-        db_key = self.db_key(slot)
-        data = self._backend.writes.read(db_key)
+        db_key = self._db_key if slot is self._slot else self.db_key(slot)
+        data = self._writes.read(db_key)
         if data is None:
             return default
         value = deserialize(data)
@@ -179,12 +182,12 @@ class RocksDBTable(MutableMapping):
         return value
 
     def __setitem__(self, slot, value) -> None:
-        db_key = self.db_key(slot)
+        db_key = self._db_key if slot is self._slot else self.db_key(slot)
         try:
             data = serialize_value(value)
         except Exception as e:
             raise self._backend.unserializable(self.name, slot, e) from e
-        self._backend.writes.stage(db_key, data)
+        self._writes.stage(db_key, data)
         if db_key == self._read_key:
             self._read_key = self._read_value = None
 
@@ -194,7 +197,7 @@ class RocksDBTable(MutableMapping):
 
     def pop(self, slot, default=_MISSING):
         db_key = self.db_key(slot)
-        writes = self._backend.writes
+        writes = self._writes
         data = writes.read(db_key)
         if data is None:
             if default is _MISSING:
@@ -206,7 +209,7 @@ class RocksDBTable(MutableMapping):
         return deserialize(data)
 
     def __contains__(self, slot) -> bool:
-        return self._backend.writes.read(self.db_key(slot)) is not None
+        return self._writes.read(self.db_key(slot)) is not None
 
     def _raw_items(self) -> Iterator[Tuple[bytes, bytes]]:
         self._backend.writes.flush()

@@ -87,21 +87,21 @@ _VALUE_PACKER = _fresh_packer(_value_default)
 # and raises one of _NOT_SCALAR for anything else.
 _SCALAR_PACKER = msgpack.Packer(strict_types=True, use_bin_type=True)
 _NOT_SCALAR = (TypeError, OverflowError, ValueError, UnicodeEncodeError)
-_FIXEXT = {1: b"\xd4", 2: b"\xd5", 4: b"\xd6", 8: b"\xd7", 16: b"\xd8"}
 
 
-def _ext_bytes(code: int, data: bytes) -> bytes:
-    """The msgpack of ``ExtType(code, data)``, without building one."""
-    size = len(data)
-    head = _FIXEXT.get(size)
-    if head is None:
-        if size < 1 << 8:
-            head = b"\xc7" + size.to_bytes(1, "big")
-        elif size < 1 << 16:
-            head = b"\xc8" + size.to_bytes(2, "big")
-        else:
-            head = b"\xc9" + size.to_bytes(4, "big")
-    return head + code.to_bytes(1, "big") + data
+def _ext_head(code: int, size: int) -> bytes:
+    """The msgpack header of an extension of type ``code`` holding ``size`` bytes."""
+    fixed = {1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8}.get(size)
+    if fixed is not None:
+        return bytes((fixed, code))
+    if size < 1 << 8:
+        return bytes((0xc7, size, code))
+    if size < 1 << 16:
+        return b"\xc8" + size.to_bytes(2, "big") + bytes((code,))
+    return b"\xc9" + size.to_bytes(4, "big") + bytes((code,))
+
+
+_TUPLE_HEADS = [_ext_head(_TUPLE, size) for size in range(256)]
 
 
 def serialize_key(obj: Any) -> bytes:
@@ -117,13 +117,14 @@ def key_item_bytes(obj: Any) -> Optional[bytes]:
     """The bytes of ``obj`` as an item of a serialized key list, so that
     ``serialize_key([a, b]) == PAIR_HEADER + key_item_bytes(a) + key_item_bytes(b)``
     (to serialize a pair from its parts' bytes computed once); None where they depend on
-    the list: for a list or dict (its nesting depth counts towards msgpack's limit) and
-    for what msgpack refuses (the whole list is pickled instead)."""
+    the list: for a list or dict (its nesting depth counts towards msgpack's limit), for
+    what msgpack refuses (the whole list is pickled instead) and for what fails (so that
+    ``serialize_key`` of the pair reports it)."""
     if type(obj) is list or type(obj) is dict:
         return None
     try:
         return _KEY_PACKER.pack(obj)
-    except (UnicodeEncodeError, ValueError):
+    except Exception:
         return None
 
 
@@ -131,9 +132,12 @@ def serialize_value(obj: Any) -> bytes:
     """Bytes of a state value."""
     if type(obj) is tuple:  # fast path of the common tuple of scalars, same bytes
         try:
-            return _ext_bytes(_TUPLE, _SCALAR_PACKER.pack(list(obj)))
+            items = _SCALAR_PACKER.pack(list(obj))
         except _NOT_SCALAR:
             pass
+        else:
+            size = len(items)
+            return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
     try:
         return _VALUE_PACKER.pack(obj)
     except (UnicodeEncodeError, ValueError):

@@ -313,6 +313,20 @@ def test_db_keys_are_group_state_id_and_the_serialized_pair(key, namespace):
     backend.close()
 
 
+def test_unserializable_keys_namespaces_and_values_are_named_in_the_error():
+    import threading
+    backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    state = backend.get_state(ValueStateDescriptor("v"))
+    backend.set_current_key("k")
+    backend.set_current_namespace(threading.Lock())
+    with pytest.raises(TypeError, match="operator 'op': state key 'k' / namespace <unlocked"):
+        state.update(1)
+    backend.set_current_namespace(None)
+    with pytest.raises(TypeError, match="value of state 'v' for key 'k' cannot be serialized"):
+        state.update(threading.Lock())
+    backend.close()
+
+
 def test_equal_keys_of_different_types_stay_apart():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     state = backend.get_state(ValueStateDescriptor("v"))

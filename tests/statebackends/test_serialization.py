@@ -82,9 +82,11 @@ def test_value_bytes_follow_the_stored_format(value):
     assert serialize_value(value) == _format_of_values(value)
 
 
-@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 8, 15, 16, 17, 254, 255, 256, 65535, 65536])
-def test_tuples_of_every_size_keep_the_stored_format(size):
-    value = (b"x" * size,)  # items of `size` - 3 bytes
+@pytest.mark.parametrize("value", [(0,) * n for n in range(16)] + [
+    (b"x" * size,) for size in (0, 1, 13, 250, 251, 252, 253, 254, 255, 65529, 65530, 65531,
+                                 65532, 70000)])
+def test_tuples_of_every_size_keep_the_stored_format(value):
+    # Items of 1-16 bytes, then around the 256 and 65536 bytes of msgpack's ext headers.
     assert serialize_value(value) == _format_of_values(value)
     assert deserialize(serialize_value(value)) == value
 
