@@ -53,7 +53,7 @@ def _key_bytes(obj: Any, packer: msgpack.Packer) -> bytes:
 
 def _key_default(obj: Any) -> msgpack.ExtType:
     if type(obj) is tuple:
-        return msgpack.ExtType(_TUPLE, _packb(list(obj), _key_default))
+        return msgpack.ExtType(_TUPLE, _tuple_items(obj, _key_default))
     if type(obj) is frozenset:  # iteration order varies: sort the members' bytes
         # Each member through a fresh packer: _KEY_PACKER is mid-pack here.
         members = sorted(_key_bytes(member, _fresh_packer(_key_default)) for member in obj)
@@ -63,11 +63,15 @@ def _key_default(obj: Any) -> msgpack.ExtType:
 
 def _value_default(obj: Any) -> msgpack.ExtType:
     if type(obj) is tuple:
-        try:  # the common case first: a tuple of scalars
-            return msgpack.ExtType(_TUPLE, _SCALAR_PACKER.pack(list(obj)))
-        except _NOT_SCALAR:
-            return msgpack.ExtType(_TUPLE, _packb(list(obj), _value_default))
+        return msgpack.ExtType(_TUPLE, _tuple_items(obj, _value_default))
     return msgpack.ExtType(_PICKLE, _value_pickle(obj))
+
+
+def _tuple_items(obj: tuple, default) -> bytes:
+    try:  # the common case first: a tuple of scalars
+        return _SCALAR_PACKER.pack(list(obj))
+    except _NOT_SCALAR:
+        return _packb(list(obj), default)
 
 
 def _fresh_packer(default) -> msgpack.Packer:
