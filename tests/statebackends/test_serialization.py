@@ -1,5 +1,6 @@
 """RocksDB state bytes: msgpack where it is exact, pickle otherwise; types come back
 exactly, and key bytes are canonical."""
+import io
 import pickle
 from collections import OrderedDict, namedtuple
 
@@ -80,6 +81,29 @@ def _format_of_values(obj):
 @given(VALUES | st.tuples(SCALARS, SCALARS) | st.tuples(SCALARS, st.tuples(SCALARS)))
 def test_value_bytes_follow_the_stored_format(value):
     assert serialize_value(value) == _format_of_values(value)
+
+
+def _format_of_keys(obj):
+    """The stored key format: as values, but a frozenset is extension 3 holding the msgpack
+    of its members' sorted bytes, and pickles are memo-free."""
+    def default(item):
+        if type(item) is tuple:
+            return msgpack.ExtType(1, msgpack.packb(list(item), default=default,
+                                                    strict_types=True, use_bin_type=True))
+        if type(item) is frozenset:
+            return msgpack.ExtType(3, msgpack.packb(sorted(map(_format_of_keys, item))))
+        buffer = io.BytesIO()
+        pickler = pickle.Pickler(buffer, protocol=5)
+        pickler.fast = True
+        pickler.dump(item)
+        return msgpack.ExtType(2, buffer.getvalue())
+    return msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
+
+
+@given(KEYS, KEYS | st.tuples(st.none(), st.integers(-2 ** 63, 2 ** 63 - 1)))
+def test_key_bytes_follow_the_stored_format(key, namespace):
+    assert serialize_key(key) == _format_of_keys(key)
+    assert serialize_key([key, namespace]) == _format_of_keys([key, namespace])
 
 
 @pytest.mark.parametrize("value", [(0,) * n for n in range(16)] + [
