@@ -212,7 +212,7 @@ class RocksDBTable(MutableMapping):
         return self._writes.read(self.db_key(slot)) is not None
 
     def _raw_items(self) -> Iterator[Tuple[bytes, bytes]]:
-        self._backend.writes.flush()
+        self._writes.flush()
         db, state_id = self._backend.db, self.state_id
         start, end = self._backend.key_group_range
         for group in range(start, end + 1):
