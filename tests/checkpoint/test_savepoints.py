@@ -45,6 +45,18 @@ class Slow(MapFunction):
         return value
 
 
+class FailWhileBroken(MapFunction):
+    """Fails on record 250 while the file ``broken`` exists."""
+
+    def __init__(self, broken):
+        self.broken = broken
+
+    def map(self, value):
+        if value[1] == 250 and os.path.exists(self.broken):
+            raise ValueError("bad record")
+        return value
+
+
 class Count(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext):
         self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
@@ -59,9 +71,9 @@ def _env(tmp_path, parallelism=2, **conf):
     return make_env("local", parallelism=parallelism, micro_batch_size=BATCH, **conf)
 
 
-def _build(env, out, counter_uid="counts"):
+def _build(env, out, counter_uid="counts", first_map=None):
     (env.from_collection(_events(), RECORD_TYPE).uid("events")
-        .map(Slow(), RECORD_TYPE).set_parallelism(1).uid("slow")
+        .map(first_map or Slow(), RECORD_TYPE).set_parallelism(1).uid("slow")
         .key_by(lambda e: e[0])
         .process(Count(), Types.STRING()).uid(counter_uid)
         .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
@@ -236,31 +248,15 @@ def test_a_failed_job_keeps_its_state_and_the_next_run_resumes(tmp_path):
     broken = tmp_path / "input-is-broken"
     broken.touch()
 
-    class FailAt(MapFunction):
-        def map(self, value):
-            if value[1] == 250 and os.path.exists(broken):
-                raise ValueError("bad record")
-            return value
-
-    def build(env):
-        (env.from_collection(_events(), RECORD_TYPE).uid("events")
-            .map(FailAt(), RECORD_TYPE).set_parallelism(1).uid("check")
-            .key_by(lambda e: e[0])
-            .process(Count(), Types.STRING()).uid("counts")
-            .sink_to(FileSink.for_row_format(str(tmp_path / "out"),
-                                             Encoder.simple_string_encoder())
-                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
-                     .build()))
-
     env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints)})
-    build(env)
+    _build(env, tmp_path / "out", first_map=FailWhileBroken(str(broken)))
     with pytest.raises(JobExecutionException, match="bad record"):
         env.execute("counting")
     committed = _lines(tmp_path / "out")
     assert len(committed) == 240  # the batches before the failing one
     broken.unlink()  # the input is fixed; the job runs again and resumes
     env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints)})
-    build(env)
+    _build(env, tmp_path / "out", first_map=FailWhileBroken(str(broken)))
     env.execute("counting")
     assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
 
@@ -299,18 +295,6 @@ def test_offline_state_as_a_spark_data_frame(tmp_path, spark):
         read_keyed_state(path, "nope", "count")
 
 
-class FailWhileBroken(MapFunction):
-    """Fails on record 250 while the file ``broken`` exists."""
-
-    def __init__(self, broken):
-        self.broken = broken
-
-    def map(self, value):
-        if value[1] == 250 and os.path.exists(self.broken):
-            raise ValueError("bad record")
-        return value
-
-
 def test_a_run_restored_from_a_savepoint_that_fails_resumes_from_its_own_progress(tmp_path):
     out = tmp_path / "out"
     path = _stopped_with_savepoint(tmp_path, out)
@@ -320,13 +304,7 @@ def test_a_run_restored_from_a_savepoint_that_fails_resumes_from_its_own_progres
 
     def run():
         env = _env(tmp_path, **conf)
-        (env.from_collection(_events(), RECORD_TYPE).uid("events")
-            .map(FailWhileBroken(str(broken)), RECORD_TYPE).set_parallelism(1).uid("slow")
-            .key_by(lambda e: e[0])
-            .process(Count(), Types.STRING()).uid("counts")
-            .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
-                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
-                     .build()))
+        _build(env, out, first_map=FailWhileBroken(str(broken)))
         env.execute("counting")
 
     with pytest.raises(JobExecutionException, match="bad record"):
@@ -373,13 +351,7 @@ def test_checkpoint_storage_set_through_the_api_is_where_a_failed_job_resumes(tm
             env.get_checkpoint_config().set_checkpoint_storage_dir(storage)
         else:
             env.set_state_backend(FsStateBackend(storage))
-        (env.from_collection(_events(), RECORD_TYPE).uid("events")
-            .map(FailWhileBroken(str(broken)), RECORD_TYPE).set_parallelism(1).uid("check")
-            .key_by(lambda e: e[0])
-            .process(Count(), Types.STRING()).uid("counts")
-            .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
-                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
-                     .build()))
+        _build(env, out, first_map=FailWhileBroken(str(broken)))
         env.execute("counting")
 
     with pytest.raises(JobExecutionException, match="bad record"):
