@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Hashable, Iterable, Set, Tuple
 
-__all__ = ["HeapValueState", "HeapListState", "HeapMapState", "HeapReducingState",
+__all__ = ["MapAccess", "HeapValueState", "HeapListState", "HeapMapState", "HeapReducingState",
            "HeapAggregatingState"]
 
 Slot = Tuple[Hashable, Any]
@@ -129,7 +129,29 @@ class HeapListState(_MergingHeapState):
         self._dirty.add(slot)
 
 
-class HeapMapState(_HeapState):
+class MapAccess:
+    """The dict-style access of PyFlink's MapState (``state[k]``, ``k in state``,
+    iteration over keys), through get/put/remove/contains/keys."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        return self.get(key)
+
+    def __setitem__(self, key, value) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.remove(key)
+
+    def __contains__(self, key) -> bool:
+        return self.contains(key)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+
+class HeapMapState(_HeapState, MapAccess):
     """MapState: get() of a missing key is None; contains() is False for None values."""
 
     __slots__ = ()
@@ -179,21 +201,6 @@ class HeapMapState(_HeapState):
 
     def is_empty(self) -> bool:
         return self._backend.current_slot not in self._table
-
-    def __getitem__(self, key):
-        return self.get(key)
-
-    def __setitem__(self, key, value) -> None:
-        self.put(key, value)
-
-    def __delitem__(self, key) -> None:
-        self.remove(key)
-
-    def __contains__(self, key) -> bool:
-        return self.get(key) is not None
-
-    def __iter__(self):
-        return iter(self.keys())
 
 
 class HeapReducingState(_MergingHeapState):

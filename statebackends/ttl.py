@@ -23,6 +23,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Hashable, List, NamedTuple, Optional, Tuple
 
+from statebackends.heap_states import MapAccess
+
 __all__ = ["TtlPolicy", "ttl_state", "cleanup_expired_state"]
 
 _GETTERS = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
@@ -270,7 +272,7 @@ class TtlListState(_TtlState):
         self._replace([entry for entry in self.state.get() if entry[1] + ttl > now])
 
 
-class TtlMapState(_TtlState):
+class TtlMapState(_TtlState, MapAccess):
     """MapState with TTL: each entry expires on its own; reading an entry (get,
     contains, or iterating) removes it if expired."""
 
@@ -325,21 +327,6 @@ class TtlMapState(_TtlState):
 
     def is_empty(self) -> bool:
         return not self.items()
-
-    def __getitem__(self, key):
-        return self.get(key)
-
-    def __setitem__(self, key, value) -> None:
-        self.put(key, value)
-
-    def __delitem__(self, key) -> None:
-        self.remove(key)
-
-    def __contains__(self, key) -> bool:
-        return self.contains(key)
-
-    def __iter__(self):
-        return iter(self.keys())
 
     def has_expired(self, stored, now: int) -> bool:
         ttl = self._ttl
