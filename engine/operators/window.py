@@ -192,10 +192,12 @@ class WindowOperator(UdfOperator):
         self._out = None
 
     def state_of(self, state_descriptor):
+        """Keyed state of the operator, the trigger or the window function, through the
+        runtime context (which applies a descriptor's time-to-live)."""
         getter = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
                   "reducing": "get_reducing_state",
                   "aggregating": "get_aggregating_state"}[state_descriptor.state_kind]
-        return getattr(self.backend, getter)(state_descriptor)
+        return getattr(self.runtime_context, getter)(state_descriptor)
 
     def close(self):
         if self.call.kind != "none":

@@ -249,3 +249,33 @@ def test_full_state_snapshots_drop_expired_state(cleanup, expected):
                .key_by(lambda r: r[0]).process(ReadsOnGet(cleanup(builder).build()))
                .execute_and_collect())
     assert got == expected
+
+
+def test_ttl_on_the_global_state_of_a_process_window_function(executor):
+    """A window function's global_state() honours the descriptor's time-to-live, on the
+    scripted processing time: a count written at 500 ms expires 1 s later."""
+    from api.common import Types
+    from api.datastream.functions import ProcessWindowFunction
+    from api.datastream.window import TumblingEventTimeWindows
+
+    class FiringsPerKey(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            descriptor = ValueStateDescriptor("firings", Types.LONG())
+            descriptor.enable_time_to_live(StateTtlConfig.new_builder(Time.seconds(1)).build())
+            firings = context.global_state().get_state(descriptor)
+            firings.update((firings.value() or 0) + 1)
+            yield key, context.window().start, firings.value()
+
+    stream = (TestStream()
+              .add_elements([("a", 1000)]).advance_watermark_to(5000)       # at 0 ms
+              .advance_processing_time(500)
+              .add_elements([("a", 6000)]).advance_watermark_to(10000)      # at 500 ms
+              .advance_processing_time(2000)
+              .add_elements([("a", 11000)]).advance_watermark_to(15000))    # at 2500 ms
+    env = make_env(executor, parallelism=1)
+    got = list(env.from_source(stream, WatermarkStrategy.no_watermarks(), "events")
+               .key_by(lambda e: e)
+               .window(TumblingEventTimeWindows.of(Time.seconds(5)))
+               .process(FiringsPerKey())
+               .execute_and_collect())
+    assert got == [("a", 0, 1), ("a", 5000, 2), ("a", 10000, 1)]
