@@ -171,6 +171,11 @@ class _TtlState:
     def clear(self) -> None:
         self.state.clear()
 
+    def merge_namespaces(self, target, sources) -> None:
+        """Merging windows: folds the sources' entries into ``target``'s through the
+        wrapped list, reducing or aggregating state; expired parts are left out."""
+        self.state.merge_namespaces(target, sources)
+
     def has_expired(self, stored, now: int) -> bool:
         """Whether a stored entry (as the backend holds it) has an expired part."""
         return stored[1] + self._ttl <= now

@@ -407,3 +407,18 @@ def test_without_background_cleanup_only_access_cleans_up(backend, clock, store)
     _write(backend, store, 2)
     assert stored(backend) == ("v", 0)
     assert state.value() is None
+
+
+@pytest.mark.parametrize("kind,expected", [("list", [2]), ("reducing", 2), ("aggregating", 2)])
+def test_merging_namespaces_leaves_expired_parts_out(backend, clock, kind, expected):
+    """Merging windows (session windows) fold TTL state as they fold plain state."""
+    state = make(backend, clock, kind, config())
+    backend.set_current_namespace("w1")
+    state.add(1)
+    clock.processing_time = TTL // 2
+    backend.set_current_namespace("w2")
+    state.add(2)
+    clock.processing_time = TTL  # w1's entry expires now, w2's at TTL + TTL // 2
+    state.merge_namespaces("merged", ["w1", "w2"])
+    backend.set_current_namespace("merged")
+    assert state.get() == expected
