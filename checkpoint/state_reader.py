@@ -41,8 +41,8 @@ def open_restore_point(path: str) -> RestorePoint:
 def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
     """The entries of keyed state ``state_name`` of the operator with uid
     ``operator_uid``, as a list of KeyedStateRow; as a Spark DataFrame with columns
-    key, namespace, value when a SparkSession is given as ``spark``. Values are as
-    stored: those of a state with time-to-live carry their last-access timestamps."""
+    key, namespace, value when a SparkSession is given as ``spark``. Values of a state
+    with time-to-live come without their timestamps, expired or not."""
     point = open_restore_point(path)
     record = point.record
     info = record.operators.get(operator_uid)
@@ -51,6 +51,7 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                        f"operators with keyed state: {sorted(record.operators)}")
     from statebackends.hashmap import HashMapKeyedStateBackend
     from statebackends.rocksdb import RocksDBKeyedStateBackend
+    from statebackends.ttl import without_timestamps
     backend_class = {"hashmap": HashMapKeyedStateBackend,
                      "rocksdb": RocksDBKeyedStateBackend}[record.state_backend]
     backend = backend_class.restore(point.store, operator_uid, (0, info.max_parallelism - 1),
@@ -62,6 +63,9 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                            f"{state_name!r}; its states: {sorted(kinds)}")
         rows = [KeyedStateRow(key, namespace, value)
                 for name, key, namespace, value in backend.entries() if name == state_name]
+        kind, ttl_marker, _ = kinds[state_name].partition(" with TTL")
+        if ttl_marker:
+            rows = [row._replace(value=without_timestamps(kind, row.value)) for row in rows]
     finally:
         close = getattr(backend, "close", None)
         if close is not None:

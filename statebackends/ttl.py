@@ -25,7 +25,7 @@ from typing import Any, Hashable, List, NamedTuple, Optional, Tuple
 
 from statebackends.heap_states import MapAccess
 
-__all__ = ["TtlPolicy", "ttl_state", "cleanup_expired_state"]
+__all__ = ["TtlPolicy", "ttl_state", "cleanup_expired_state", "without_timestamps"]
 
 _GETTERS = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
             "reducing": "get_reducing_state", "aggregating": "get_aggregating_state"}
@@ -122,6 +122,16 @@ def ttl_state(backend, getter: str, descriptor, ttl_config, clock):
         state = _TTL_STATES[kind](inner, policy, clock)
     states[name] = state
     return state
+
+
+def without_timestamps(kind: str, stored):
+    """A stored entry of a TTL state of ``kind`` ("value", "list", ...) without its
+    last-access timestamps, as the state would hold it without TTL (offline reading)."""
+    if kind == "list":
+        return [value for value, _ in stored]
+    if kind == "map":
+        return {key: value for key, (value, _) in stored.items()}
+    return stored[0]
 
 
 def cleanup_expired_state(backend, version: int) -> None:

@@ -71,11 +71,11 @@ def _env(tmp_path, parallelism=2, **conf):
     return make_env("local", parallelism=parallelism, micro_batch_size=BATCH, **conf)
 
 
-def _build(env, out, counter_uid="counts", first_map=None):
+def _build(env, out, counter_uid="counts", first_map=None, counter=None):
     (env.from_collection(_events(), RECORD_TYPE).uid("events")
         .map(first_map or Slow(), RECORD_TYPE).set_parallelism(1).uid("slow")
         .key_by(lambda e: e[0])
-        .process(Count(), Types.STRING()).uid(counter_uid)
+        .process(counter or Count(), Types.STRING()).uid(counter_uid)
         .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
                  .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
                  .build()))
@@ -90,10 +90,10 @@ def _lines(out):
     return lines
 
 
-def _stopped_with_savepoint(tmp_path, out, **conf):
+def _stopped_with_savepoint(tmp_path, out, counter=None, **conf):
     """Runs the job until its first batch commits, stops it with a savepoint; the path."""
     env = _env(tmp_path, **conf)
-    _build(env, out)
+    _build(env, out, counter=counter)
     client = env.execute_async("counting")
     path = client.stop_with_savepoint(False).result(timeout=60)
     client.get_job_execution_result().result(timeout=60)
@@ -361,3 +361,12 @@ def test_checkpoint_storage_set_through_the_api_is_where_a_failed_job_resumes(tm
     run()
     assert Counter(_lines(out)) == Counter(_count_lines(_events()))
     assert not (tmp_path / "storage" / "counting").exists()
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_offline_state_with_time_to_live_reads_plain_values(tmp_path, backend):
+    path = _stopped_with_savepoint(tmp_path, tmp_path / "out", counter=CountWithTtl(),
+                                   **BACKENDS[backend])
+    counts = {row.key: row.value for row in read_keyed_state(path, "counts", "count")}
+    processed = len(_lines(tmp_path / "out"))
+    assert counts == dict(Counter(key for key, _ in _events()[:processed]))
