@@ -370,3 +370,20 @@ def test_offline_state_with_time_to_live_reads_plain_values(tmp_path, backend):
     counts = {row.key: row.value for row in read_keyed_state(path, "counts", "count")}
     processed = len(_lines(tmp_path / "out"))
     assert counts == dict(Counter(key for key, _ in _events()[:processed]))
+
+
+@pytest.mark.parametrize("tolerable", [0, 100])
+def test_failed_checkpoints_fail_the_job_beyond_the_tolerable_number(tmp_path, tolerable):
+    job_dir = tmp_path / "checkpoints" / "counting"
+    job_dir.mkdir(parents=True)
+    (job_dir / "chk-1").write_text("in the way")  # checkpoint 1 cannot be written
+    env = _env(tmp_path, **{"state.checkpoints.dir": str(tmp_path / "checkpoints")})
+    env.enable_checkpointing(10)
+    env.get_checkpoint_config().set_tolerable_checkpoint_failure_number(tolerable)
+    _build(env, tmp_path / "out")
+    if tolerable:
+        env.execute("counting")  # checkpoint 1 fails, the job goes on
+        assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+    else:
+        with pytest.raises(JobExecutionException, match="tolerable failure threshold"):
+            env.execute("counting")
