@@ -236,31 +236,45 @@ def test_round_trip_and_backend_switch(writer, reader, snapshot_interval, store)
                                           "r": "reducing", "a": "aggregating"}
 
 
-def test_rescale_restore(store):
-    before = [key_group_range_for_operator(MAX_PARALLELISM, 2, i) for i in range(2)]
-    after = [key_group_range_for_operator(MAX_PARALLELISM, 3, i) for i in range(3)]
+def _write_lists_at_parallelism(store, parallelism, keys, versions, **backend_options):
+    """Each subtask's backend adds ``[key]`` to list state "l" for its keys and writes
+    ``versions``; returns the expected entries of all subtasks."""
     expected = {}
-    for key_group_range in before:
-        backend = RocksDBKeyedStateBackend("op", key_group_range, MAX_PARALLELISM, 2)
+    for index in range(parallelism):
+        key_group_range = key_group_range_for_operator(MAX_PARALLELISM, parallelism, index)
+        backend = RocksDBKeyedStateBackend("op", key_group_range, MAX_PARALLELISM,
+                                           **backend_options)
         state = backend.get_list_state(ListStateDescriptor("l"))
-        for key in range(50):
+        for key in range(keys):
             if key_group_range[0] <= assign_key_group(key, MAX_PARALLELISM) <= key_group_range[1]:
                 backend.set_current_key(key)
                 state.add(key)
                 expected[("l", key, None)] = [key]
-        for version in range(3):
+        for version in versions:
             backend.write_version(store, version)
         backend.close()
+    return expected
+
+
+def _read_at_parallelism(store, parallelism, version, **restore_options):
+    """Restores every subtask of ``parallelism``, checks each holds only its own key groups,
+    and returns their merged entries."""
     merged = {}
-    for key_group_range in after:
+    for index in range(parallelism):
+        key_group_range = key_group_range_for_operator(MAX_PARALLELISM, parallelism, index)
         restored = RocksDBKeyedStateBackend.restore(store, "op", key_group_range,
-                                                    MAX_PARALLELISM, 2, 2)
+                                                    MAX_PARALLELISM, version, **restore_options)
         part = _contents(restored)
         assert all(key_group_range[0] <= assign_key_group(key, MAX_PARALLELISM)
                    <= key_group_range[1] for _, key, _ in part)
         merged.update(part)
         restored.close()
-    assert merged == expected
+    return merged
+
+
+def test_rescale_restore(store):
+    expected = _write_lists_at_parallelism(store, 2, 50, range(3), snapshot_interval=2)
+    assert _read_at_parallelism(store, 3, 2, snapshot_interval=2) == expected
 
 
 def test_close_removes_the_working_directory():
@@ -502,29 +516,8 @@ def test_hashmap_refuses_incremental_snapshots_and_reads_full_ones_again(store):
 
 def test_rescale_from_incremental_snapshots_reads_only_own_key_groups(disk_store):
     store, root = disk_store
-    expected = {}
-    for key_group_range in [key_group_range_for_operator(MAX_PARALLELISM, 2, i)
-                            for i in range(2)]:
-        backend = RocksDBKeyedStateBackend("op", key_group_range, MAX_PARALLELISM, 1,
+    expected = _write_lists_at_parallelism(store, 2, 300, [0], snapshot_interval=1,
                                            local_dir=root, incremental=True)
-        lists = backend.get_list_state(ListStateDescriptor("l"))
-        for key in range(300):
-            if key_group_range[0] <= assign_key_group(key, MAX_PARALLELISM) <= key_group_range[1]:
-                backend.set_current_key(key)
-                lists.add(key)
-                expected[("l", key, None)] = [key]
-        backend.write_version(store, 0)
-        backend.close()
-    merged = {}
     for parallelism in (1, 3):
-        merged = {}
-        for index in range(parallelism):
-            key_group_range = key_group_range_for_operator(MAX_PARALLELISM, parallelism, index)
-            restored = RocksDBKeyedStateBackend.restore(store, "op", key_group_range,
-                                                        MAX_PARALLELISM, 0, 1, local_dir=root)
-            part = _contents(restored)
-            assert all(key_group_range[0] <= assign_key_group(key, MAX_PARALLELISM)
-                       <= key_group_range[1] for _, key, _ in part)
-            merged.update(part)
-            restored.close()
-        assert merged == expected
+        assert _read_at_parallelism(store, parallelism, 0, snapshot_interval=1,
+                                    local_dir=root) == expected
