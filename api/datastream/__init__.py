@@ -5,8 +5,11 @@ from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,
 from .checkpointing_mode import CheckpointingMode
 from .data_stream import DataStream, DataStreamSink, KeyedStream
 from .execution_mode import RuntimeExecutionMode
-from .functions import (AggregateFunction, AllWindowFunction, FilterFunction, FlatMapFunction,
-                        Function, KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
+from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFunction,
+                        CoFlatMapFunction, CoMapFunction, CoProcessFunction,
+                        FilterFunction, FlatMapFunction, Function,
+                        KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
+                        KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
                         ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
                         ReduceFunction, RuntimeContext, SinkFunction, TimerService,
                         WindowFunction)
@@ -24,6 +27,8 @@ __all__ = [
     "CheckpointConfig", "CheckpointingMode", "CheckpointStorage", "ExternalizedCheckpointCleanup",
     "ExternalizedCheckpointRetention", "FileSystemCheckpointStorage",
     "JobManagerCheckpointStorage",
+    "BroadcastProcessFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
+    "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction",
     "AggregateFunction", "AllWindowFunction", "AllWindowedStream", "ProcessAllWindowFunction",
     "ProcessWindowFunction", "WindowFunction", "WindowedStream", "CloseableIterator", "DataStream", "DataStreamSink",
     "FilterFunction", "FlatMapFunction", "Function", "KeyedProcessFunction", "KeyedStream",

@@ -5,7 +5,12 @@ Every operator that takes a function object also takes a plain callable; the
 engine calls, and reject the wrong kind of function at build time.
 """
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Union
+from typing import Any, Callable, Generic, TypeVar, Union
+
+IN1 = TypeVar("IN1")
+IN2 = TypeVar("IN2")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
 
 
 class Function(ABC):
@@ -160,6 +165,189 @@ class KeyedProcessFunction(Function):
 
     def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext"):
         """Called when a registered timer fires; yields output elements."""
+
+
+class CoMapFunction(Function):
+    """A map over two connected streams: ``ds1.connect(ds2).map(MyCoMapFunction())``. One
+    instance serves both inputs, so they can share state."""
+
+    @abstractmethod
+    def map1(self, value):
+        """Maps an element of the first input."""
+
+    @abstractmethod
+    def map2(self, value):
+        """Maps an element of the second input."""
+
+
+class CoFlatMapFunction(Function):
+    """A flat map over two connected streams; each method yields zero or more elements."""
+
+    @abstractmethod
+    def flat_map1(self, value):
+        """Yields the outputs of an element of the first input."""
+
+    @abstractmethod
+    def flat_map2(self, value):
+        """Yields the outputs of an element of the second input."""
+
+
+class CoProcessFunction(Function):
+    """Processes the elements of two connected (non-keyed) streams."""
+
+    class Context(ABC):
+        """Information available during ``process_element1``/``process_element2``."""
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """Returns the TimerService for querying time."""
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            """Timestamp of the element being processed."""
+
+    @abstractmethod
+    def process_element1(self, value, ctx: "CoProcessFunction.Context"):
+        """Processes an element of the first input; yields output elements."""
+
+    @abstractmethod
+    def process_element2(self, value, ctx: "CoProcessFunction.Context"):
+        """Processes an element of the second input; yields output elements."""
+
+
+class KeyedCoProcessFunction(Function):
+    """Processes the elements of two connected keyed streams, with keyed state and timers
+    shared by both inputs."""
+
+    class Context(ABC):
+        """Information available during ``process_element1``/``process_element2``."""
+
+        @abstractmethod
+        def get_current_key(self):
+            """Returns the key of the element being processed."""
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """Returns the TimerService for querying time and registering timers."""
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            """Timestamp of the element being processed."""
+
+    class OnTimerContext(Context):
+        """Information available during ``on_timer``."""
+
+        @abstractmethod
+        def time_domain(self):
+            """The TimeDomain (EVENT_TIME or PROCESSING_TIME) of the firing timer."""
+
+    @abstractmethod
+    def process_element1(self, value, ctx: "KeyedCoProcessFunction.Context"):
+        """Processes an element of the first input; yields output elements."""
+
+    @abstractmethod
+    def process_element2(self, value, ctx: "KeyedCoProcessFunction.Context"):
+        """Processes an element of the second input; yields output elements."""
+
+    def on_timer(self, timestamp: int, ctx: "KeyedCoProcessFunction.OnTimerContext"):
+        """Called when a registered timer fires; yields output elements."""
+
+
+class BaseBroadcastProcessFunction(Function):
+    """What every broadcast process function shares: contexts with broadcast state."""
+
+    class BaseContext(ABC):
+        """Time information available to both sides."""
+
+        @abstractmethod
+        def timestamp(self) -> int:
+            """Timestamp of the element being processed."""
+
+        @abstractmethod
+        def current_processing_time(self) -> int:
+            """Returns the current processing time."""
+
+        @abstractmethod
+        def current_watermark(self) -> int:
+            """Returns the current event-time watermark."""
+
+    class Context(BaseContext):
+        """The broadcast side's context: read-write broadcast state."""
+
+        @abstractmethod
+        def get_broadcast_state(self, state_descriptor) -> "BroadcastState":
+            """The broadcast state of ``state_descriptor`` (a MapStateDescriptor), writable."""
+
+    class ReadOnlyContext(BaseContext):
+        """The other side's context: read-only broadcast state."""
+
+        @abstractmethod
+        def get_broadcast_state(self, state_descriptor) -> "ReadOnlyBroadcastState":
+            """The broadcast state of ``state_descriptor``, read-only."""
+
+
+class BroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[IN1, IN2, OUT]):
+    """Processes a non-keyed stream connected with a BroadcastStream."""
+
+    class Context(BaseBroadcastProcessFunction.Context, ABC):
+        """The broadcast side's context."""
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext, ABC):
+        """The non-broadcast side's context."""
+
+    @abstractmethod
+    def process_element(self, value: IN1, ctx: ReadOnlyContext):
+        """Processes an element of the non-broadcast side; yields output elements."""
+
+    @abstractmethod
+    def process_broadcast_element(self, value: IN2, ctx: Context):
+        """Processes an element of the broadcast side; yields output elements."""
+
+
+class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[KEY, IN1, IN2, OUT]):
+    """Processes a KeyedStream connected with a BroadcastStream, with keyed state and timers
+    on the keyed side."""
+
+    class Context(BaseBroadcastProcessFunction.Context, ABC):
+        """The broadcast side's context."""
+
+        def apply_to_keyed_state(self, state_descriptor, function) -> None:
+            """Calls ``function(key, state)`` for every key that has state of
+            ``state_descriptor`` in this parallel instance (Flink's applyToKeyedState)."""
+            raise NotImplementedError
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext, ABC):
+        """The keyed side's context."""
+
+        @abstractmethod
+        def timer_service(self) -> TimerService:
+            """A TimerService for querying time and registering timers."""
+
+        @abstractmethod
+        def get_current_key(self) -> KEY:
+            """Returns the key of the element being processed."""
+
+    class OnTimerContext(ReadOnlyContext, ABC):
+        """Information available during ``on_timer``."""
+
+        @abstractmethod
+        def time_domain(self):
+            """The TimeDomain of the firing timer."""
+
+        @abstractmethod
+        def get_current_key(self) -> KEY:
+            """Returns the key of the firing timer."""
+
+    @abstractmethod
+    def process_element(self, value: IN1, ctx: ReadOnlyContext):
+        """Processes an element of the keyed side; yields output elements."""
+
+    @abstractmethod
+    def process_broadcast_element(self, value: IN2, ctx: Context):
+        """Processes an element of the broadcast side; yields output elements."""
+
+    def on_timer(self, timestamp: int, ctx: OnTimerContext):
+        """Called when a timer registered on the keyed side fires; yields output elements."""
 
 
 class WindowFunction(Function):

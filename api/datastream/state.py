@@ -149,6 +149,68 @@ class MapState(State, Generic[K, V]):
         return iter(self.keys())
 
 
+class ReadOnlyBroadcastState(State, Generic[K, V]):
+    """A read-only view of a BroadcastState (the non-broadcast side of a broadcast
+    connection sees this)."""
+
+    @abstractmethod
+    def get(self, key: K) -> V:
+        """Returns the value mapped to ``key``, or None."""
+
+    @abstractmethod
+    def contains(self, key: K) -> bool:
+        """Whether ``key`` is mapped."""
+
+    @abstractmethod
+    def items(self) -> Iterable[Tuple[K, V]]:
+        """All (key, value) pairs."""
+
+    @abstractmethod
+    def keys(self) -> Iterable[K]:
+        """All keys."""
+
+    @abstractmethod
+    def values(self) -> Iterable[V]:
+        """All values."""
+
+    @abstractmethod
+    def is_empty(self) -> bool:
+        """Whether the state has no mappings."""
+
+    def __getitem__(self, key: K) -> V:
+        return self.get(key)
+
+    def __contains__(self, key: K) -> bool:
+        return self.contains(key)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self.keys())
+
+
+class BroadcastState(ReadOnlyBroadcastState[K, V]):
+    """The map state of a BroadcastStream: every parallel instance holds the same entries,
+    because every instance sees every broadcast element. Written only on the broadcast
+    side; restored identically on each instance, at any parallelism."""
+
+    @abstractmethod
+    def put(self, key: K, value: V) -> None:
+        """Maps ``key`` to ``value``."""
+
+    @abstractmethod
+    def put_all(self, dict_value: Dict[K, V]) -> None:
+        """Copies all mappings of a dict."""
+
+    @abstractmethod
+    def remove(self, key: K) -> None:
+        """Removes the mapping of ``key``, if any."""
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: K) -> None:
+        self.remove(key)
+
+
 class StateDescriptor(ABC):
     """Names a state and its type; used to create partitioned state.
 
