@@ -63,6 +63,7 @@ class Transformation:
         self.watermark_spec = None                  # of a Timestamps/Watermarks node
         self.uses_time = False                      # reads or assigns timestamps, or timers
         self.side_tag: Optional[str] = None         # of a "side_output" node
+        self.broadcast_input: Optional[int] = None  # of an operator with broadcast state
         self.uid: Optional[str] = None
         self.uid_hash: Optional[str] = None
         self.description: Optional[str] = None
@@ -85,6 +86,7 @@ class Edge:
     dst: int
     partitioning: Partitioning
     side_tag: Optional[str] = None  # the edge carries this side output of src
+    input_index: int = 0            # which input of dst it feeds (two-input operators: 0, 1)
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Node:
     operator_factory: Callable
     output_type: object
     watermark_spec: object = None  # generates watermarks (assign_timestamps_and_watermarks)
+    broadcast_input: Optional[int] = None  # the input whose records update broadcast state
     stage: int = -1
     chained: List[int] = field(default_factory=list)   # downstream nodes in the same stage
     out_edges: List[int] = field(default_factory=list)  # edges leaving the stage
@@ -139,18 +142,24 @@ def reachable(sinks: List[Transformation]) -> List[Transformation]:
     return [seen[i] for i in sorted(seen)]
 
 
-def _resolve_inputs(t: Transformation, partitioning=None, side_tag=None):
-    """Yields (physical upstream transformation, partitioning or None, side output tag or
-    None) for t's inputs."""
-    for inp in t.inputs:
-        if inp.physical:
-            yield inp, partitioning, side_tag
-        elif inp.kind == "partition":
-            yield from _resolve_inputs(inp, partitioning or inp.partitioning, side_tag)
-        elif inp.kind == "side_output":
-            yield from _resolve_inputs(inp, partitioning, inp.side_tag)
-        else:  # union
-            yield from _resolve_inputs(inp, partitioning, side_tag)
+def _resolve_inputs(t: Transformation):
+    """Yields (input index, physical upstream transformation, partitioning or None, side
+    output tag or None) for t's inputs."""
+    for index, inp in enumerate(t.inputs):
+        for src, partitioning, side_tag in _resolve_input(inp, None, None):
+            yield index, src, partitioning, side_tag
+
+
+def _resolve_input(inp: Transformation, partitioning, side_tag):
+    if inp.physical:
+        yield inp, partitioning, side_tag
+        return
+    if inp.kind == "partition":
+        partitioning = partitioning or inp.partitioning
+    elif inp.kind == "side_output":
+        side_tag = inp.side_tag
+    for upstream in inp.inputs:  # (a union has several)
+        yield from _resolve_input(upstream, partitioning, side_tag)
 
 
 def build_plan(sinks: List[Transformation], default_parallelism: int,
@@ -164,10 +173,10 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
             parallelism=t.parallelism or default_parallelism,
             max_parallelism=t.max_parallelism or default_max_parallelism,
             keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type,
-            watermark_spec=t.watermark_spec)
+            watermark_spec=t.watermark_spec, broadcast_input=t.broadcast_input)
     edges: Dict[int, Edge] = {}
     for t in transformations:
-        for src, partitioning, side_tag in _resolve_inputs(t):
+        for input_index, src, partitioning, side_tag in _resolve_inputs(t):
             up, down = nodes[src.id], nodes[t.id]
             if partitioning is None:
                 partitioning = Partitioning(
@@ -179,7 +188,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
                     f"operation: {down.name} parallelism: {down.parallelism}. You must use "
                     "another partitioning strategy, such as broadcast, rebalance, shuffle or "
                     "global.")
-            edge = Edge(len(edges) + 1, src.id, t.id, partitioning, side_tag)
+            edge = Edge(len(edges) + 1, src.id, t.id, partitioning, side_tag, input_index)
             edges[edge.id] = edge
             down.in_edges.append(edge.id)
     by_id = {t.id: t for t in transformations}

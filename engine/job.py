@@ -9,7 +9,7 @@ import cloudpickle
 
 from .graph import PlanError, Transformation, build_plan, reachable
 from .scheduler import CheckpointOptions, JobRunner, RunOptions
-from .task import CompiledJob
+from .batch import CompiledJob
 
 
 @dataclass

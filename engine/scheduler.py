@@ -26,7 +26,7 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
-from .task import ERROR, SINK, STATS, BatchInfo, CompiledJob
+from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkItems, TaskFailure
 from .time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
 
@@ -93,8 +93,8 @@ class _SplitCursor:
     def __init__(self, source, split: int, size: Optional[int], started_ms: int):
         self.source, self.split, self.size, self.offset = source, split, size, 0
         self.started_ms = started_ms
-        self.limit = getattr(source, "max_per_batch", None)
-        rate = getattr(source, "rate_per_split", lambda: None)()
+        self.limit = source.max_per_batch
+        rate = source.rate_per_split()
         self.rate_per_ms = None if rate is None else rate / 1000
 
     def rewind(self, offset: int) -> None:
@@ -224,7 +224,7 @@ class JobRunner:
                                   options.job_parameters,
                                   input_watermark=watermark, watermark=next_watermark)
                 results = self.executor.run_batch(batch, ranges)
-                errors = [item[1] for item in results if item[0] == ERROR]
+                errors = [r.error for r in results if isinstance(r, TaskFailure)]
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
                 self._observe_timestamps(results)
@@ -335,22 +335,22 @@ class JobRunner:
         """A scripted source (api.testing.TestStream) sets the watermark and the
         processing time of its batches."""
         for cursors in self.cursors.values():
-            time_of = getattr(cursors[0].source, "time_of", None)
-            if time_of is not None:
-                return time_of(cursors[0].offset)
+            scripted = cursors[0].source.time_of(cursors[0].offset)
+            if scripted is not None:
+                return scripted
         return None, now
 
-    def _observe_timestamps(self, results: List[tuple]) -> None:
-        for _, node_id, subtask, max_timestamp in (r for r in results if r[0] == STATS):
-            if not self.tracker.is_finished():
-                self.tracker.observe((node_id, subtask), max_timestamp,
-                                     finished=self._input_finished(node_id, subtask))
+    def _observe_timestamps(self, results: list) -> None:
+        for result in results:
+            if isinstance(result, MaxTimestamp) and not self.tracker.is_finished():
+                self.tracker.observe((result.node, result.subtask), result.timestamp,
+                                     finished=self._input_finished(result.node, result.subtask))
 
-    def _publish(self, results: List[tuple]) -> None:
-        sink_items = sorted((item for item in results if item[0] == SINK),
-                            key=lambda item: (item[1], item[2]))
-        for _, node_id, subtask, items in sink_items:
-            self.publishers[node_id].publish(subtask, items)
+    def _publish(self, results: list) -> None:
+        sink_items = sorted((r for r in results if isinstance(r, SinkItems)),
+                            key=lambda r: (r.node, r.subtask))
+        for result in sink_items:
+            self.publishers[result.node].publish(result.subtask, result.items)
 
 
 class _CheckpointClock:

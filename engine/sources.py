@@ -1,18 +1,53 @@
 """Sources: how the driver cuts each split into per-batch ranges, and how a task reads a
 range.
 
-A source has one split per subtask. ``split_sizes`` gives each split's number of
+Every source implements ``Source``. A source has one split per subtask (or a fixed
+number of splits, ``parallelism``). ``split_sizes`` gives each split's number of
 records (None: unbounded). For each batch the driver asks every split for the next
 range of at most ``max_records`` records (fewer when the source is rate limited); the
-source's ``reader`` runs in the task and turns the range into records. A source whose
-records carry their own timestamps has ``stamps_records``; a scripted source (tests)
-also sets the batch's watermark and processing time through ``time_of``.
+source's ``reader`` runs in the task and turns the range into records. The offsets
+reached are part of each batch's commit record, so a restart resumes exactly.
 """
 from functools import partial
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 
-class CollectionSource:
+class Source:
+    """The contract between the engine and a source; the defaults suit a plain,
+    parallel, bounded source without timestamps."""
+
+    parallelism: Optional[int] = None
+    """A fixed number of splits (e.g. 1 for ``from_collection``), or None: one per subtask."""
+    bounded: bool = True
+    stamps_records: bool = False
+    """Whether ``reader`` yields ``(timestamp, value)`` pairs instead of values."""
+    max_per_batch: Optional[int] = None
+    """At most this many records of a split per batch (None: the job's batch size)."""
+
+    def split_sizes(self, parallelism: int) -> List[Optional[int]]:
+        """Records per split (None: unbounded), given the source's parallelism."""
+        raise NotImplementedError
+
+    def batch_range(self, split: int, offset: int, count: int):
+        """The (small, picklable) description of ``count`` records of ``split`` from
+        ``offset``, which the task's ``reader`` reads."""
+        raise NotImplementedError
+
+    def reader(self, batch_range) -> Iterable:
+        """Task side: the records of a range."""
+        raise NotImplementedError
+
+    def rate_per_split(self) -> Optional[float]:
+        """Records per second each split may hand out (None: unlimited)."""
+        return None
+
+    def time_of(self, offset: int):
+        """A scripted source's (watermark or None, processing time) once its first
+        ``offset`` records were handed out; None for sources that do not script time."""
+        return None
+
+
+class CollectionSource(Source):
     """``from_collection``: one split (parallelism 1) over the list of elements. The
     batch's slice itself is the range shipped to the task."""
 
@@ -34,7 +69,7 @@ class CollectionSource:
         return batch_range
 
 
-class NumberSequenceSource:
+class NumberSequenceSource(Source):
     """``NumberSequenceSource(start, end)``: the numbers from start to end inclusive,
     split evenly over the subtasks."""
 
@@ -65,9 +100,7 @@ class NumberSequenceSource:
         return range(*batch_range)
 
 
-
-
-class GeneratorSource:
+class GeneratorSource(Source):
     """``DataGeneratorSource``: record ``i`` is ``generator_function(i)``; split ``s`` of
     ``p`` produces ``i = s, s + p, s + 2p, ...``. Unbounded when ``count`` is None;
     ``records_per_second`` limits the rate over all splits."""
@@ -102,7 +135,7 @@ def _generate(generator_function, batch_range):
     return [generator_function(k * parallelism + split) for k in range(offset, offset + count)]
 
 
-class ScriptedSource:
+class ScriptedSource(Source):
     """The source of ``api.testing.TestStream``: one split whose batches are the script's
     steps. Each step is ``("elements", [(value, timestamp), ...])``,
     ``("watermark", t)`` or ``("processing_time", advance_ms)``."""

@@ -9,7 +9,6 @@ from the state directory.
 import pickle
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from checkpoint.state_store import StateStore
@@ -18,50 +17,19 @@ from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
+from .batch import BatchInfo, CompiledJob, DataChunk, TaskFailure
 from .errors import OperatorError
-from .graph import JobPlan, Stage
+from .graph import Stage
 from .operators.base import is_pickled
-from .operators.io import SinkWriterOperator
-from .operators.timestamps import TimestampsOperator
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
 from .time.timers import InternalTimerService
-from .time.watermarks import MIN_WATERMARK
 
 CACHED_INSTANCES = 64
 STATE_BACKENDS = {"hashmap": HashMapKeyedStateBackend, "rocksdb": RocksDBKeyedStateBackend}
 CACHED_JOBS = 4
-
-# Items a task yields.
-DATA = "data"      # (DATA, edge id, target partition, pickled list of records)
-SINK = "sink"      # (SINK, sink node id, subtask index, items)
-ERROR = "error"    # (ERROR, OperatorError)
-STATS = "stats"    # (STATS, node id, subtask index, largest timestamp or None)
-
-
-@dataclass(frozen=True)
-class BatchInfo:
-    """What every task of one micro-batch needs to know, fixed by the driver."""
-    run_id: str
-    batch_id: int          # the state version this batch writes
-    base_version: int      # the committed version the batch starts from
-    is_final: bool         # input ends with this batch
-    state_dir: str
-    processing_time: int
-    batch_mode: bool
-    job_parameters: Dict[str, str] = field(default_factory=dict)
-    input_watermark: int = MIN_WATERMARK  # what the batch's records see
-    watermark: int = MIN_WATERMARK        # what the batch advances to after its records
-
-
-@dataclass
-class CompiledJob:
-    """The plan plus each node's pickled operator factory (a fresh copy per subtask)."""
-    run_id: str
-    plan: JobPlan
-    factories: Dict[int, bytes]
-    state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
-    state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
+BROADCAST_STATE = "/broadcast"
+"""Suffix of the operator id under which an operator's broadcast state is stored."""
 
 
 class OperatorTask:
@@ -73,7 +41,7 @@ class OperatorTask:
 
     def __init__(self, clock, subtask: int, parallelism: int, max_parallelism: int,
                  job_parameters: Dict[str, str], keyed_backend=None, timers=None,
-                 timed: bool = False, batch_mode: bool = False):
+                 timed: bool = False, batch_mode: bool = False, broadcast_backend=None):
         self.clock = clock
         self.subtask = subtask
         self.parallelism = parallelism
@@ -83,6 +51,7 @@ class OperatorTask:
         self.timers = timers
         self.timed = timed
         self.batch_mode = batch_mode
+        self.broadcast_backend = broadcast_backend  # an operator's broadcast state
 
     @property
     def run_id(self) -> str:
@@ -99,13 +68,15 @@ class OperatorTask:
                                        self.max_parallelism, 0, self.job_parameters,
                                        self.keyed_backend, clock=self.clock)
 
-    def process_context(self, cursor, operator) -> ProcessContext:
+    def process_context(self, cursor, operator, context_class=ProcessContext) -> ProcessContext:
+        """The ``ctx`` a process function sees for records read by ``cursor``."""
         timer_service = TimerService(self.clock, self.timers, self.keyed_backend)
-        return ProcessContext(timer_service, self.keyed_backend, cursor, operator)
+        return context_class(timer_service, self.keyed_backend, cursor, operator)
 
 
 class StageInstance:
-    """One subtask of a stage: its opened operator chain, routers and keyed state."""
+    """One subtask of a stage: its opened operator chain, routers and state (the keyed
+    state of its keyed operator, the broadcast state of a broadcast operator)."""
 
     def __init__(self, job: CompiledJob, stage: Stage, partition: int, batch: BatchInfo):
         self.job = job
@@ -118,29 +89,38 @@ class StageInstance:
         self.backend: Optional[HashMapKeyedStateBackend] = (
             None if self.keyed_node is None else self._restore_state(batch))
         self.timers = None if self.backend is None else InternalTimerService(self.backend)
+        self.broadcast_node = next((plan.nodes[n] for n in stage.nodes
+                                    if plan.nodes[n].broadcast_input is not None), None)
+        self.broadcast_backend = (None if self.broadcast_node is None
+                                  else self._restore_broadcast_state(batch))
         self.current_watermark = batch.input_watermark
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
-        self.sinks = {n: op for n, op in self.operators.items()
-                      if isinstance(op, SinkWriterOperator)}
         for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
             node = plan.nodes[n]
             op = self.operators[n]
             op.setup(node.name, OperatorTask(
                 self, partition, stage.parallelism, node.max_parallelism, batch.job_parameters,
                 self.backend if node.keyed else None, self.timers if node.keyed else None,
-                plan.timed, batch.batch_mode))
+                plan.timed, batch.batch_mode,
+                self.broadcast_backend if node is self.broadcast_node else None))
             op.output = self._output_of(node)
         for n in stage.nodes:
             self.operators[n].open()
-        self.entry = {e: self.operators[plan.edges[e].dst].process_chunk for e in stage.in_edges}
+        self.entry = {}        # edge id -> the input handler its chunks go to
+        self.input_rank = {}   # edge id -> rank: a batch's chunks are processed in rank order
+        for e in stage.in_edges:
+            edge = plan.edges[e]
+            node = plan.nodes[edge.dst]
+            self.entry[e] = self.operators[edge.dst].input(edge.input_index)
+            self.input_rank[e] = (edge.input_index != node.broadcast_input, edge.input_index)
 
     # --- wiring -------------------------------------------------------------------
     def _output_of(self, node) -> Callable:
         """Wires the node's outputs: chained operators and routers of edges leaving the
         stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
-        targets = [self.operators[n].process_chunk for n in node.chained]
+        targets = [self.operators[n].input(0) for n in node.chained]
         side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]
@@ -170,12 +150,34 @@ class StageInstance:
             StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
             batch.base_version, **self.job.state_backend_options)
 
+    def _restore_broadcast_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
+        """Broadcast state is the same on every subtask: it is stored once, as one key
+        group, by subtask 0, and every subtask of any parallelism restores that copy. It
+        stays on the heap whatever the keyed backend (as in Flink)."""
+        return HashMapKeyedStateBackend.restore(
+            StateStore(batch.state_dir), self.broadcast_node.uid + BROADCAST_STATE, (0, 0), 1,
+            batch.base_version)
+
     def is_at(self, version: int) -> bool:
-        """Whether the cached keyed state reflects ``version`` (stateless: always)."""
-        return self.backend is None or self.backend.version == version
+        """Whether the cached state reflects ``version`` (stateless: always)."""
+        return all(backend is None or backend.version == version
+                   for backend in (self.backend, self.broadcast_backend))
+
+    def _write_state(self, version: int) -> None:
+        store = StateStore(self.batch.state_dir)
+        if self.backend is not None:
+            cleanup_expired_state(self.backend, version)
+            self.backend.write_version(store, version)
+        if self.broadcast_backend is not None:
+            if self.partition == 0:
+                self.broadcast_backend.write_version(store, version)
+            else:  # an identical copy: subtask 0 stores it
+                self.broadcast_backend.version = version
 
     # --- one batch ----------------------------------------------------------------
-    def run_batch(self, batch: BatchInfo, inputs: Iterable) -> Iterator[tuple]:
+    def run_batch(self, batch: BatchInfo, inputs: Iterable) -> Iterator:
+        """Processes the batch's input (source ranges, or ``DataChunk``s), fires timers,
+        writes the state version; yields ``DataChunk``s and the driver's results."""
         self.batch = batch
         self.processing_time = batch.processing_time
         self.current_watermark = batch.input_watermark
@@ -184,34 +186,29 @@ class StageInstance:
             for split_batch in inputs:
                 source.run(split_batch)
         else:
-            entry = self.entry
-            for edge_id, chunk in inputs:
-                entry[edge_id](pickle.loads(chunk))
+            entry, rank = self.entry, self.input_rank
+            # Broadcast side first, then input 0, then input 1; from each, the upstream
+            # subtasks in order: the same order on every subtask and every run.
+            for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
+                entry[chunk.edge](pickle.loads(chunk.payload))
         self.current_watermark = batch.watermark
+        operators = [self.operators[n] for n in self.stage.nodes]
         flush = batch.is_final and batch.batch_mode
-        for n in self.stage.nodes:
-            fire_timers = getattr(self.operators[n], "fire_timers", None)
-            if fire_timers is not None:
-                fire_timers(batch.watermark, batch.processing_time, flush)
+        for op in operators:
+            op.fire_timers(batch.watermark, batch.processing_time, flush)
         if batch.is_final:
-            for n in self.stage.nodes:
-                self.operators[n].end_input()
-        if self.backend is not None:
-            cleanup_expired_state(self.backend, batch.batch_id)
-            self.backend.write_version(StateStore(batch.state_dir), batch.batch_id)
+            for op in operators:
+                op.end_input()
+        results = [result for n in self.stage.nodes
+                   for result in self.operators[n].driver_results(n, self.partition)]
+        self._write_state(batch.batch_id)
         if batch.is_final:
-            for n in self.stage.nodes:
-                self.operators[n].close()
+            for op in operators:
+                op.close()
         for edge_id, router in self.routers.items():
             for target, chunk in router.take_chunks():
-                yield (DATA, edge_id, target, _pickled(router.name, chunk))
-        for node_id, op in self.operators.items():
-            if isinstance(op, TimestampsOperator):
-                yield (STATS, node_id, self.partition, op.take_max_timestamp())
-        for node_id, sink in self.sinks.items():
-            items = sink.take_items()
-            if items:
-                yield (SINK, node_id, self.partition, items)
+                yield DataChunk(edge_id, self.partition, target, _pickled(router.name, chunk))
+        yield from results
 
 
 def _pickled(operator: str, chunk: list) -> bytes:
@@ -268,8 +265,9 @@ _jobs: Dict[str, CompiledJob] = {}
 
 
 def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, partition: int,
-             batch: BatchInfo, inputs: Iterable) -> Iterator[tuple]:
-    """Runs one stage for one partition and batch; yields DATA, SINK and ERROR items."""
+             batch: BatchInfo, inputs: Iterable) -> Iterator:
+    """Runs one stage for one partition and batch; yields its ``engine.batch`` results
+    (a ``TaskFailure`` if user code or input failed)."""
     key = (run_id, stage_id, partition)
     instance = _instances.pop(key, None)
     try:
@@ -282,7 +280,7 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
             instance = StageInstance(job, job.plan.stages[stage_id], partition, batch)
         items = list(instance.run_batch(batch, inputs))
     except OperatorError as e:
-        yield (ERROR, e)
+        yield TaskFailure(e)
         return
     if not batch.is_final:
         _instances[key] = instance

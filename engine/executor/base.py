@@ -3,7 +3,7 @@ what the tasks return for the driver (sink items and errors)."""
 from abc import ABC, abstractmethod
 from typing import Dict, List
 
-from ..task import BatchInfo, CompiledJob
+from ..batch import BatchInfo, CompiledJob
 
 
 class Executor(ABC):
@@ -17,9 +17,10 @@ class Executor(ABC):
         """Prepares to run ``job`` (e.g. ships its plan to the workers once)."""
 
     @abstractmethod
-    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> List[tuple]:
+    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         """Runs every stage for ``batch``. ``source_ranges[stage id][partition]`` lists the
-        split ranges a source subtask reads. Returns the tasks' SINK and ERROR items."""
+        split ranges a source subtask reads. Moves each ``DataChunk`` to its target task,
+        and returns the tasks' results for the driver (``engine.batch.for_driver``)."""
 
     @abstractmethod
     def stop(self) -> None:

@@ -6,7 +6,8 @@ record that Spark could not ship fails here too.
 from collections import defaultdict
 from typing import Dict, List
 
-from ..task import DATA, BatchInfo, CompiledJob, forget_job, run_task
+from ..batch import BatchInfo, CompiledJob, DataChunk
+from ..task import forget_job, run_task
 from .base import Executor
 
 
@@ -17,7 +18,7 @@ class LocalExecutor(Executor):
     def start(self, job: CompiledJob) -> None:
         self.job = job
 
-    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> List[tuple]:
+    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         job = self.job
         plan = job.plan
         inbox = defaultdict(list)
@@ -26,13 +27,13 @@ class LocalExecutor(Executor):
             for partition in range(stage.parallelism):
                 inputs = (source_ranges[stage.id][partition] if stage.is_source
                           else inbox.pop((stage.id, partition), []))
-                for item in run_task(lambda: job, job.run_id, stage.id, partition, batch, inputs):
-                    if item[0] == DATA:
-                        _, edge_id, target, chunk = item
-                        dst_stage = plan.nodes[plan.edges[edge_id].dst].stage
-                        inbox[(dst_stage, target)].append((edge_id, chunk))
+                for result in run_task(lambda: job, job.run_id, stage.id, partition, batch,
+                                       inputs):
+                    if isinstance(result, DataChunk):
+                        dst_stage = plan.nodes[plan.edges[result.edge].dst].stage
+                        inbox[(dst_stage, result.target)].append(result)
                     else:
-                        results.append(item)
+                        results.append(result)
         return results
 
     def stop(self) -> None:

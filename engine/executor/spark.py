@@ -16,7 +16,8 @@ from typing import Dict, List, Optional
 import cloudpickle
 
 from ..errors import JobExecutionException
-from ..task import DATA, ERROR, BatchInfo, CompiledJob, run_task
+from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
+from ..task import run_task
 from .base import Executor
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
@@ -85,9 +86,9 @@ def _load_job(broadcast) -> CompiledJob:
     return cloudpickle.loads(broadcast.value)
 
 
-def _edges_into(edge_ids, item):
-    if item[0] == DATA and item[1] in edge_ids:
-        return [(item[2], (item[1], item[3]))]
+def _edges_into(edge_ids, result):
+    if isinstance(result, DataChunk) and result.edge in edge_ids:
+        return [(result.target, result)]
     return []
 
 
@@ -95,15 +96,16 @@ def _target_partition(target: int) -> int:
     return target
 
 
-def _retrying(items, max_attempts: int):
+def _retrying(results, max_attempts: int):
     """Lets Spark retry a task whose user code failed, while attempts are left (Flink
     restarts failed tasks too): the retry rebuilds the task's state from the batch's base
     version, so nothing is applied twice. The last attempt reports the error itself."""
     from pyspark import TaskContext
-    for item in items:
-        if item[0] == ERROR and TaskContext.get().attemptNumber() + 1 < max_attempts:
-            raise RuntimeError(f"task attempt failed, Spark retries it: {item[1]}")
-        yield item
+    for result in results:
+        if isinstance(result, TaskFailure) and \
+                TaskContext.get().attemptNumber() + 1 < max_attempts:
+            raise RuntimeError(f"task attempt failed, Spark retries it: {result.error}")
+        yield result
 
 
 def _run_source_stage(load, run_id, stage_id, batch, max_attempts, partition, ranges):
@@ -131,10 +133,6 @@ def task_attempts(master: str, conf) -> int:
     return int(conf.get("spark.task.maxFailures", "4"))
 
 
-def _not_data(item) -> bool:
-    return item[0] != DATA
-
-
 class SparkExecutor(Executor):
     def __init__(self, session):
         self.session = session
@@ -148,7 +146,7 @@ class SparkExecutor(Executor):
         self.job = job
         self._broadcast = self.sc.broadcast(cloudpickle.dumps(job))
 
-    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> List[tuple]:
+    def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         from pyspark import StorageLevel
         sc, job = self.sc, self.job
         plan = job.plan
@@ -171,7 +169,7 @@ class SparkExecutor(Executor):
             outputs[stage.id] = rdd.mapPartitionsWithIndex(run).persist(
                 StorageLevel.MEMORY_AND_DISK)
         try:
-            results = sc.union([out.filter(_not_data) for out in outputs.values()]).collect()
+            results = sc.union([out.filter(for_driver) for out in outputs.values()]).collect()
         except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
             raise JobExecutionException(f"Spark failed to run batch {batch.batch_id}: {e}") from e
         finally:

@@ -4,6 +4,7 @@ import re
 import uuid
 from itertools import islice
 
+from ..batch import SinkItems
 from ..errors import OperatorError
 from .base import Operator
 
@@ -52,6 +53,10 @@ class SinkWriterOperator(Operator):
         items = self.items
         self.items = []
         return items
+
+    def driver_results(self, node_id: int, subtask: int):
+        items = self.take_items()
+        return (SinkItems(node_id, subtask, items),) if items else ()
 
     def process_chunk(self, records):
         records = self.cursor.records(records)  # sinks see values, not timestamps

@@ -1,5 +1,6 @@
 """The operator of ``assign_timestamps_and_watermarks``: stamps each record with its
 event time; the largest timestamp of each batch feeds the driver's watermark."""
+from ..batch import MaxTimestamp
 from ..errors import OperatorError
 from .base import Operator
 
@@ -12,10 +13,10 @@ class TimestampsOperator(Operator):
         self.timestamp_assigner = timestamp_assigner
         self.max_timestamp = None
 
-    def take_max_timestamp(self):
-        """The largest timestamp emitted since the last call (None if none)."""
+    def driver_results(self, node_id: int, subtask: int):
+        """The largest timestamp emitted in this batch (None if none), for the watermark."""
         max_timestamp, self.max_timestamp = self.max_timestamp, None
-        return max_timestamp
+        return (MaxTimestamp(node_id, subtask, max_timestamp),)
 
     def process_chunk(self, records):
         extract = self.timestamp_assigner.extract_timestamp

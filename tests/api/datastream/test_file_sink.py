@@ -18,7 +18,8 @@ from api.datastream.connectors.file_system import (BucketAssigner, Encoder, File
 from api.datastream.sinks import FileSinkPublisher
 from engine.errors import JobExecutionException
 from engine.operators.io import FileWriterOperator, in_progress_file
-from engine.task import BatchInfo, OperatorTask
+from engine.batch import BatchInfo
+from engine.task import OperatorTask
 from tests.conftest import make_env
 
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"

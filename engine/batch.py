@@ -1,0 +1,72 @@
+"""What passes between the driver and the tasks of one micro-batch.
+
+The driver sends every task the ``CompiledJob`` (once per job) and the batch's
+``BatchInfo``. A task returns a stream of small typed results: ``DataChunk`` for
+the next stage (the executor moves it, the driver never sees it), and
+``SinkItems``, ``MaxTimestamp`` or ``TaskFailure`` for the driver. Each is a
+NamedTuple, so it pickles as cheaply as a plain tuple.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, NamedTuple, Optional
+
+from .graph import JobPlan
+from .time.watermarks import MIN_WATERMARK
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What every task of one micro-batch needs to know, fixed by the driver."""
+    run_id: str
+    batch_id: int          # the state version this batch writes
+    base_version: int      # the committed version the batch starts from
+    is_final: bool         # input ends with this batch
+    state_dir: str
+    processing_time: int
+    batch_mode: bool
+    job_parameters: Dict[str, str] = field(default_factory=dict)
+    input_watermark: int = MIN_WATERMARK  # what the batch's records see
+    watermark: int = MIN_WATERMARK        # what the batch advances to after its records
+
+
+@dataclass
+class CompiledJob:
+    """The plan plus each node's pickled operator factory (a fresh copy per subtask)."""
+    run_id: str
+    plan: JobPlan
+    factories: Dict[int, bytes]
+    state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
+    state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
+
+
+class DataChunk(NamedTuple):
+    """Records crossing ``edge`` from subtask ``source`` to subtask ``target``: one pickled
+    list per (edge, source, target) and batch."""
+    edge: int
+    source: int
+    target: int
+    payload: bytes
+
+
+class SinkItems(NamedTuple):
+    """What a sink subtask prepared in this batch, published after the batch commits."""
+    node: int
+    subtask: int
+    items: list
+
+
+class MaxTimestamp(NamedTuple):
+    """The largest timestamp a Timestamps/Watermarks subtask assigned in this batch (None:
+    no records); the driver's watermark tracker reads it."""
+    node: int
+    subtask: int
+    timestamp: Optional[int]
+
+
+class TaskFailure(NamedTuple):
+    """A task failed (user code or bad input); the error names operator and record."""
+    error: Exception
+
+
+def for_driver(result) -> bool:
+    """Whether a task's result goes to the driver (all but ``DataChunk``)."""
+    return not isinstance(result, DataChunk)
