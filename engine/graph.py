@@ -108,6 +108,19 @@ class Node:
     out_edges: List[int] = field(default_factory=list)  # edges leaving the stage
     in_edges: List[int] = field(default_factory=list)   # all input edges
 
+    @property
+    def broadcast_state_id(self) -> str:
+        """Where its broadcast state is stored: an operator id of its own, with one key
+        group, since every parallel instance holds the same broadcast state."""
+        return self.uid + "/broadcast"
+
+    def stored_state(self) -> Dict[str, int]:
+        """The operator ids its state is stored under, with their max parallelism."""
+        stored = {self.uid: self.max_parallelism} if self.keyed else {}
+        if self.broadcast_input is not None:
+            stored[self.broadcast_state_id] = 1
+        return stored
+
 
 @dataclass
 class Stage:

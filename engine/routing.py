@@ -20,9 +20,10 @@ class Router:
 
     def __init__(self, name: str, partitioning: Partitioning, subtask: int,
                  up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
-                 seed: int, timed: bool = False):
+                 seed: int, timed: bool = False, keyed_target: bool = True):
         self.name = name
         self.timed = timed  # elements are (timestamp, value): keys come from the value
+        self.keyed_target = keyed_target  # HASH ships (key, record) pairs to keyed operators
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
         self.route: Callable = self._make_route(
             partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
@@ -71,10 +72,12 @@ class Router:
         raise ValueError(f"unknown ship strategy {strategy}")
 
     def _hash_route(self, get_key, down_p, max_p):
-        """Ships (key, record) pairs to the partition owning the key's key group."""
+        """Ships records to the partition owning the key's key group: as (key, record)
+        pairs to a keyed operator, as they are to any other (e.g. a print sink)."""
         cache = {}
         name = self.name
         chunks = self.chunks
+        with_key = self.keyed_target
 
         def target_of(key):
             return compute_operator_index_for_key_group(
@@ -93,7 +96,7 @@ class Router:
                             cache[key] = target
                     except TypeError:  # unhashable key, e.g. a list
                         target = target_of(key)
-                    chunks[target].append((key, record))
+                    chunks[target].append((key, record) if with_key else record)
             except Exception as e:
                 raise OperatorError.wrap(f"{name} (key selector)", record, e) from None
         return hash_route

@@ -91,6 +91,14 @@ class StreamingRuntimeContext:
     def get_aggregating_state(self, state_descriptor):
         return self._state("get_aggregating_state", state_descriptor)
 
+    def state_of(self, state_descriptor):
+        """The state of any kind of descriptor (as its ``get_*_state`` would give)."""
+        return self._state(_GETTER_OF_KIND[state_descriptor.state_kind], state_descriptor)
+
+
+_GETTER_OF_KIND = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
+                   "reducing": "get_reducing_state", "aggregating": "get_aggregating_state"}
+
 
 class TimeDomain(Enum):
     """The time domain of a firing timer (``ctx.time_domain()`` in ``on_timer``)."""
@@ -162,7 +170,7 @@ class ProcessContext:
     def output(self, output_tag, value) -> None:
         """Emits ``value`` to the side output ``output_tag`` (same as yielding
         ``(output_tag, value)``)."""
-        self._operator.emit_side(output_tag, value)
+        self._operator.emit_side(output_tag, value, cursor=self._cursor)
 
     def get_current_key(self):
         if self._backend is None:

@@ -145,9 +145,10 @@ class JobRunner:
         self.tracker = self._new_tracker(MIN_WATERMARK)
         restore_path = options.checkpoints.restore_path
         self._origin = None if restore_path is None else os.path.abspath(restore_path)
-        self.keyed_operators = {
-            node.uid: OperatorInfo(node.name, node.parallelism, node.max_parallelism)
-            for node in plan.nodes.values() if node.keyed}
+        self.keyed_operators = {  # (and broadcast state, stored as one key group)
+            state_id: OperatorInfo(node.name, node.parallelism, max_parallelism)
+            for node in plan.nodes.values()
+            for state_id, max_parallelism in node.stored_state().items()}
 
     def _new_tracker(self, watermark: int) -> WatermarkTracker:
         """Watermarks: one input per parallel instance of each Timestamps/Watermarks node."""

@@ -28,8 +28,6 @@ from .time.timers import InternalTimerService
 CACHED_INSTANCES = 64
 STATE_BACKENDS = {"hashmap": HashMapKeyedStateBackend, "rocksdb": RocksDBKeyedStateBackend}
 CACHED_JOBS = 4
-BROADCAST_STATE = "/broadcast"
-"""Suffix of the operator id under which an operator's broadcast state is stored."""
 
 
 class OperatorTask:
@@ -128,7 +126,7 @@ class StageInstance:
             router = Router(node.name, edge.partitioning, self.partition,
                             node.parallelism, down.parallelism, down.max_parallelism,
                             seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()),
-                            timed=plan.timed)
+                            timed=plan.timed, keyed_target=down.keyed)
             self.routers[e] = router
             if edge.side_tag is None:
                 targets.append(router.route)
@@ -155,7 +153,7 @@ class StageInstance:
         group, by subtask 0, and every subtask of any parallelism restores that copy. It
         stays on the heap whatever the keyed backend (as in Flink)."""
         return HashMapKeyedStateBackend.restore(
-            StateStore(batch.state_dir), self.broadcast_node.uid + BROADCAST_STATE, (0, 0), 1,
+            StateStore(batch.state_dir), self.broadcast_node.broadcast_state_id, (0, 0), 1,
             batch.base_version)
 
     def is_at(self, version: int) -> bool:

@@ -3,7 +3,8 @@ from .checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
 from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,
                                  JobManagerCheckpointStorage)
 from .checkpointing_mode import CheckpointingMode
-from .data_stream import DataStream, DataStreamSink, KeyedStream
+from .data_stream import (BroadcastConnectedStream, BroadcastStream, ConnectedStreams,
+                          DataStream, DataStreamSink, KeyedStream)
 from .execution_mode import RuntimeExecutionMode
 from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFunction,
                         CoFlatMapFunction, CoMapFunction, CoProcessFunction,
@@ -27,6 +28,7 @@ __all__ = [
     "CheckpointConfig", "CheckpointingMode", "CheckpointStorage", "ExternalizedCheckpointCleanup",
     "ExternalizedCheckpointRetention", "FileSystemCheckpointStorage",
     "JobManagerCheckpointStorage",
+    "BroadcastConnectedStream", "BroadcastStream", "ConnectedStreams",
     "BroadcastProcessFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction",
     "AggregateFunction", "AllWindowFunction", "AllWindowedStream", "ProcessAllWindowFunction",

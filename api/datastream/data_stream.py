@@ -12,6 +12,7 @@ from engine.graph import Partitioning, Transformation
 from engine.operators.io import SinkWriterOperator
 from engine.operators.keyed import ReduceOperator
 from engine.operators.timestamps import TimestampsOperator
+from engine.operators.two_input import BroadcastProcessOperator, CoProcessOperator
 from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
@@ -19,6 +20,7 @@ from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from . import functions as fn
 from .aggregations import aggregation
 from .output_tag import OutputTag
+from .state import MapStateDescriptor
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
 from .windowed_stream import AllWindowedStream, WindowedStream
 
@@ -190,6 +192,18 @@ class DataStream:
                            partitioning=Partitioning(graph.HASH, key_selector=selector))
         return KeyedStream(self._env, t, selector, key_type)
 
+    def connect(self, ds: Union["DataStream", "BroadcastStream"]
+                ) -> Union["ConnectedStreams", "BroadcastConnectedStream"]:
+        """Connects this stream with ``ds`` for a two-input operator:
+        ``ds1.connect(ds2).map(MyCoMapFunction())``; with a BroadcastStream
+        (``ds.broadcast(descriptor)``), for a (Keyed)BroadcastProcessFunction."""
+        if isinstance(ds, BroadcastStream):
+            return BroadcastConnectedStream(self, ds, ds.broadcast_state_descriptors)
+        if not isinstance(ds, DataStream):
+            raise TypeError(f"connect() expects a DataStream or a BroadcastStream, got "
+                            f"{type(ds).__name__}")
+        return ConnectedStreams(self, ds)
+
     def union(self, *streams: "DataStream") -> "DataStream":
         """Merges this stream with ``streams`` into one."""
         inputs = [self._transformation] + [s._transformation for s in streams]
@@ -219,9 +233,19 @@ class DataStream:
         """Sends elements to the downstream subtask of the same index (equal parallelism)."""
         return self._partition(graph.FORWARD)
 
-    def broadcast(self) -> "DataStream":
-        """Sends every element to every downstream subtask."""
-        return self._partition(graph.BROADCAST)
+    def broadcast(self, broadcast_state_descriptor: Optional[MapStateDescriptor] = None,
+                  *other_broadcast_state_descriptors: MapStateDescriptor
+                  ) -> Union["DataStream", "BroadcastStream"]:
+        """Sends every element to every downstream subtask. Given MapStateDescriptors, returns
+        a BroadcastStream whose broadcast states they declare, to ``connect`` with."""
+        if broadcast_state_descriptor is None:
+            return self._partition(graph.BROADCAST)
+        descriptors = [broadcast_state_descriptor, *other_broadcast_state_descriptors]
+        for descriptor in descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise TypeError(f"broadcast() takes MapStateDescriptors, got "
+                                f"{type(descriptor).__name__}")
+        return BroadcastStream(self, descriptors)
 
     def partition_custom(self, partitioner: Union[Callable, fn.Partitioner],
                          key_selector: Union[Callable, fn.KeySelector]) -> "DataStream":
@@ -342,6 +366,11 @@ class KeyedStream(DataStream):
         self._key_selector = key_selector
         self._key_type = key_type
 
+    @property
+    def _origin_stream(self) -> DataStream:
+        """The stream this KeyedStream partitions."""
+        return DataStream(self._env, self._transformation.inputs[0])
+
     def _keyed(self, name: str, factory: Callable, output_type=None) -> DataStream:
         return self._operator(name, factory, output_type, keyed=True)
 
@@ -461,3 +490,110 @@ class DataStreamSink:
         name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
         self._transformation.slot_sharing_group = name
         return self
+
+
+def _two_input(name: str, factory: Callable, input1: DataStream, input2: Transformation,
+               output_type, keyed: bool) -> DataStream:
+    t = Transformation("operator", name, [input1._transformation, input2], factory,
+                       output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+    t.uses_time = keyed  # timers and timestamps, as KeyedStream.process
+    return DataStream(input1._env, t)
+
+
+class ConnectedStreams:
+    """Two connected streams of (possibly) different types, for operators that see both
+    (``map``/``flat_map``/``process`` with Co-functions) and may share state between them.
+    Connected KeyedStreams share keyed state and timers per key.
+
+    Within a micro-batch, all of the first stream's records are processed before the
+    second stream's; each stream's records keep their order.
+    """
+
+    def __init__(self, stream1: DataStream, stream2: DataStream):
+        self.stream1 = stream1
+        self.stream2 = stream2
+
+    def key_by(self, key_selector1: Union[Callable, fn.KeySelector],
+               key_selector2: Union[Callable, fn.KeySelector],
+               key_type: TypeInformation = None) -> "ConnectedStreams":
+        """Keys both inputs (by ``key_selector1`` and ``key_selector2``) for keyed state
+        and timers shared by records of the same key."""
+        ds1, ds2 = (s._origin_stream if isinstance(s, KeyedStream) else s
+                    for s in (self.stream1, self.stream2))
+        return ConnectedStreams(ds1.key_by(key_selector1, key_type),
+                                ds2.key_by(key_selector2, key_type))
+
+    def map(self, func: fn.CoMapFunction, output_type: TypeInformation = None) -> DataStream:
+        """Applies ``func.map1`` to the first stream's elements and ``func.map2`` to the
+        second's; one output per element."""
+        return self._process("Co-Map", fn.wrap_co_map(func), output_type)
+
+    def flat_map(self, func: fn.CoFlatMapFunction,
+                 output_type: TypeInformation = None) -> DataStream:
+        """Applies ``func.flat_map1``/``flat_map2``; each yields zero or more outputs."""
+        return self._process("Co-Flat Map", fn.wrap_co_flat_map(func), output_type)
+
+    def process(self, func: Union[fn.CoProcessFunction, fn.KeyedCoProcessFunction],
+                output_type: TypeInformation = None) -> DataStream:
+        """Applies a CoProcessFunction, or on keyed streams a KeyedCoProcessFunction
+        (keyed state, timers and ``on_timer``)."""
+        keyed = self._is_keyed_stream()
+        return self._process("Keyed Co-Process" if keyed else "Co-Process",
+                             fn.wrap_co_process(func, keyed), output_type)
+
+    def _process(self, name: str, func, output_type) -> DataStream:
+        return _two_input(name, partial(CoProcessOperator, func), self.stream1,
+                          self.stream2._transformation, output_type, self._is_keyed_stream())
+
+    def _is_keyed_stream(self) -> bool:
+        return isinstance(self.stream1, KeyedStream) and isinstance(self.stream2, KeyedStream)
+
+
+class BroadcastStream:
+    """A stream whose elements reach every parallel instance of the operator it is
+    connected to, with the broadcast states its MapStateDescriptors declare. Made by
+    ``ds.broadcast(descriptor, ...)``; it can only be connected to another stream."""
+
+    def __init__(self, input_stream: DataStream, broadcast_state_descriptors):
+        self.input_stream = input_stream
+        self.broadcast_state_descriptors = list(broadcast_state_descriptors)
+
+
+class BroadcastConnectedStream:
+    """A (keyed or non-keyed) stream connected with a BroadcastStream; ``process`` applies
+    a (Keyed)BroadcastProcessFunction.
+
+    Within a micro-batch, the broadcast stream's records are processed first, on every
+    parallel instance, then the other stream's: a batch's broadcast updates are seen by
+    that batch's elements. Broadcast state is stored in checkpoints and savepoints and
+    restored on every instance, at any parallelism.
+    """
+
+    def __init__(self, non_broadcast_stream: DataStream, broadcast_stream: BroadcastStream,
+                 broadcast_state_descriptors):
+        self.non_broadcast_stream = non_broadcast_stream
+        self.broadcast_stream = broadcast_stream
+        self.broadcast_state_descriptors = list(broadcast_state_descriptors)
+
+    def process(self, func: Union[fn.BroadcastProcessFunction,
+                                  fn.KeyedBroadcastProcessFunction],
+                output_type: TypeInformation = None) -> DataStream:
+        """Applies ``func``: ``process_element`` on the other stream's elements (read-only
+        broadcast state; keyed state and timers on a KeyedStream),
+        ``process_broadcast_element`` on the broadcast elements (writable broadcast
+        state)."""
+        keyed = self._is_keyed_stream()
+        func = fn.wrap_broadcast_process(func, keyed)
+        names = [d.get_name() for d in self.broadcast_state_descriptors]
+        broadcast = Transformation(
+            "partition", "Partition", [self.broadcast_stream.input_stream._transformation],
+            output_type=self.broadcast_stream.input_stream.get_type(),
+            partitioning=Partitioning(graph.BROADCAST))
+        stream = _two_input("Keyed-Co-Process-Broadcast" if keyed else "Co-Process-Broadcast",
+                            partial(BroadcastProcessOperator, func, names),
+                            self.non_broadcast_stream, broadcast, output_type, keyed)
+        stream._transformation.broadcast_input = 1
+        return stream
+
+    def _is_keyed_stream(self) -> bool:
+        return isinstance(self.non_broadcast_stream, KeyedStream)

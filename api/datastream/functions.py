@@ -569,6 +569,76 @@ def wrap_keyed_process(func) -> Function:
         f"process() on a KeyedStream expects a KeyedProcessFunction, got {type(func).__name__}")
 
 
+class _CoFunctionAdapter(CoProcessFunction):
+    """Runs a CoMapFunction or CoFlatMapFunction as a CoProcessFunction (as PyFlink does),
+    forwarding its lifecycle."""
+
+    def __init__(self, function: Function):
+        self.function = function
+
+    def open(self, runtime_context) -> None:
+        self.function.open(runtime_context)
+
+    def close(self) -> None:
+        self.function.close()
+
+
+class _CoMapAdapter(_CoFunctionAdapter):
+    def process_element1(self, value, ctx):
+        return (self.function.map1(value),)
+
+    def process_element2(self, value, ctx):
+        return (self.function.map2(value),)
+
+
+class _CoFlatMapAdapter(_CoFunctionAdapter):
+    def process_element1(self, value, ctx):
+        return self.function.flat_map1(value)
+
+    def process_element2(self, value, ctx):
+        return self.function.flat_map2(value)
+
+
+def wrap_co_map(func: CoMapFunction) -> CoProcessFunction:
+    if not isinstance(func, CoMapFunction):
+        raise TypeError(f"map() on ConnectedStreams expects a CoMapFunction, got "
+                        f"{type(func).__name__}")
+    return _CoMapAdapter(func)
+
+
+def wrap_co_flat_map(func: CoFlatMapFunction) -> CoProcessFunction:
+    if not isinstance(func, CoFlatMapFunction):
+        raise TypeError(f"flat_map() on ConnectedStreams expects a CoFlatMapFunction, got "
+                        f"{type(func).__name__}")
+    return _CoFlatMapAdapter(func)
+
+
+def wrap_co_process(func, keyed: bool) -> Function:
+    """ConnectedStreams.process takes a CoProcessFunction, or on keyed streams also a
+    KeyedCoProcessFunction."""
+    if isinstance(func, CoProcessFunction) or (keyed and isinstance(func, KeyedCoProcessFunction)):
+        return func
+    if isinstance(func, KeyedCoProcessFunction):
+        raise TypeError("a KeyedCoProcessFunction needs keyed streams: connect two KeyedStreams, "
+                        "or call key_by(key_selector1, key_selector2) on the ConnectedStreams")
+    raise TypeError(f"process() on ConnectedStreams expects a CoProcessFunction or "
+                    f"KeyedCoProcessFunction, got {type(func).__name__}")
+
+
+def wrap_broadcast_process(func, keyed: bool) -> Function:
+    """BroadcastConnectedStream.process takes a BroadcastProcessFunction on a non-keyed
+    stream, a KeyedBroadcastProcessFunction on a KeyedStream."""
+    if keyed and not isinstance(func, KeyedBroadcastProcessFunction):
+        raise TypeError(f"process() of a KeyedStream connected with a BroadcastStream expects a "
+                        f"KeyedBroadcastProcessFunction, got {type(func).__name__}")
+    if not keyed and not isinstance(func, BroadcastProcessFunction):
+        raise TypeError(f"process() of a DataStream connected with a BroadcastStream expects a "
+                        f"BroadcastProcessFunction, got {type(func).__name__}"
+                        + (" (a KeyedBroadcastProcessFunction needs key_by(...) first)"
+                           if isinstance(func, KeyedBroadcastProcessFunction) else ""))
+    return func
+
+
 def wrap_sink(func) -> SinkFunction:
     if isinstance(func, SinkFunction):
         return func

@@ -4,7 +4,7 @@ Each loops over a whole chunk and passes on one result chunk; a failing call is
 reported with the record it failed on.
 """
 from ..errors import OperatorError
-from ..runtime_context import TimeDomain
+from ..runtime_context import ProcessContext, TimeDomain
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
 from ..time.watermarks import MAX_WATERMARK
 from .base import UdfOperator, is_pickled
@@ -53,19 +53,23 @@ class _ManyOutputsOperator(UdfOperator):
     def _call(self, record):
         raise NotImplementedError
 
-    def _collector(self, out: list, stamped: bool = True):
-        """Adds an output to ``out`` (stamped with the current timestamp, or not)."""
+    def _collector(self, out: list, stamped: bool = True, cursor=None):
+        """Adds an output to ``out``, stamped with the timestamp of ``cursor``'s current
+        element (default: the operator's cursor), or unstamped."""
         if stamped or not self.task.timed:
-            return self.cursor.collector(out)
+            return (cursor or self.cursor).collector(out)
         return lambda value: out.append((None, value))
 
     def process_chunk(self, records):
-        call = self._call
+        self._process(self._call, self.cursor, records)
+
+    def _process(self, call, cursor, records):
+        """Calls ``call`` on each record ``cursor`` reads from ``records``."""
         out = []
-        emit = self._collector(out)
+        emit = self._collector(out, cursor=cursor)
         record = None
         try:
-            for record in self.cursor.records(records):
+            for record in cursor.records(records):
                 results = call(record)
                 if results is not None:
                     for result in results:
@@ -86,21 +90,33 @@ class FlatMapOperator(_ManyOutputsOperator):
 
 class ProcessOperator(_ManyOutputsOperator):
     """Runs a ProcessFunction or KeyedProcessFunction; outputs what process_element and
-    on_timer yield."""
+    on_timer yield. Subclasses with two inputs bind one call per input
+    (``_bind_inputs``); keyed state, timers and side outputs serve both."""
+
+    context_class = ProcessContext  # the ctx of process_element and on_timer
 
     def open(self):
         super().open()
-        process_element = self.function.process_element
-        self._ctx = ctx = self.task.process_context(self.cursor, self)
-        self._call = lambda record: process_element(record, ctx)
         self._side = {tag: [] for tag in self.side_outputs}  # this chunk's side records
+        self._ctx = self.task.process_context(self.cursor, self, self.context_class)
+        self._inputs = self._bind_inputs()
+        self._call = self._inputs[0][0]
 
-    def _collector(self, out: list, stamped: bool = True):
+    def _bind_inputs(self):
+        """Per input: (the call that processes a record, the cursor that reads it)."""
+        return [(_with_context(self.function.process_element, self._ctx), self.cursor)]
+
+    def input(self, index: int):
+        if index == 0:
+            return self.process_chunk
+        call, cursor = self._inputs[index]
+        return lambda records: self._process(call, cursor, records)
+
+    def _collector(self, out: list, stamped: bool = True, cursor=None):
         """Outputs go to ``out``; ``(OutputTag, value)`` results go to that side output
         (converted to the tag's type), as PyFlink's process functions do."""
-        emit_main = super()._collector(out, stamped)
-        side_emitters = {tag: super(ProcessOperator, self)._collector(records, stamped)
-                         for tag, records in self._side.items()}
+        emit_main = super()._collector(out, stamped, cursor)
+        side_emitters = self._side_emitters(stamped, cursor)
 
         def emit(result):
             if type(result) is tuple and len(result) == 2 and hasattr(result[0], "tag_id"):
@@ -109,10 +125,14 @@ class ProcessOperator(_ManyOutputsOperator):
                 emit_main(result)
         return emit
 
-    def emit_side(self, tag, value, side_emitters=None):
-        """Sends ``value`` to side output ``tag`` (dropped if nobody consumes it)."""
-        emitters = side_emitters or {
-            t: super(ProcessOperator, self)._collector(records) for t, records in self._side.items()}
+    def _side_emitters(self, stamped: bool = True, cursor=None):
+        return {tag: super(ProcessOperator, self)._collector(records, stamped, cursor)
+                for tag, records in self._side.items()}
+
+    def emit_side(self, tag, value, side_emitters=None, cursor=None):
+        """Sends ``value`` to side output ``tag`` (dropped if nobody consumes it), stamped
+        with the timestamp of ``cursor``'s element."""
+        emitters = side_emitters or self._side_emitters(cursor=cursor)
         emit = emitters.get(tag.tag_id)
         if emit is None:
             return
@@ -160,3 +180,8 @@ class ProcessOperator(_ManyOutputsOperator):
                                              what=f"on_timer({timestamp}) of key {key!r}") from None
         ctx.firing_domain = None
         self._flush(out)
+
+
+def _with_context(method, ctx):
+    """``method(record, ctx)`` as a one-argument call."""
+    return lambda record: method(record, ctx)
