@@ -597,7 +597,8 @@ class AsyncRetryPredicate(ABC, Generic[OUT]):
 
 class AsyncRetryStrategy(ABC, Generic[OUT]):
     """How often and after which delay a failed async call is tried again, e.g.
-    ``AsyncRetryStrategy.fixed_delay(3, 100, None, async_retry_predicates.has_exception_predicate)``.
+    ``AsyncRetryStrategy.fixed_delay(3, 100, None, has_exception_predicate)`` (from
+    ``async_retry_predicates``).
     """
 
     @abstractmethod
