@@ -13,6 +13,7 @@ gives the result instead. A record that finally fails fails the job.
 """
 import asyncio
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional
 
 from ..errors import OperatorError
@@ -21,6 +22,14 @@ from .base import UdfOperator
 
 def _never(_):
     return False
+
+
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
 
 
 class AsyncWaitOperator(UdfOperator):
@@ -58,7 +67,7 @@ class AsyncWaitOperator(UdfOperator):
     def process_chunk(self, records):
         inputs = list(self._inputs(records))
         finished = []  # (input index, timestamp, results), in completion order
-        self._loop.run_until_complete(self._run(inputs, finished))
+        self._run_to_end(self._run(inputs, finished))
         if self.ordered:
             finished.sort(key=lambda item: item[0])
         out = []
@@ -67,6 +76,15 @@ class AsyncWaitOperator(UdfOperator):
             for result in results:
                 emit(result)
         self.output(out)
+
+    def _run_to_end(self, coroutine) -> None:
+        if not _loop_running_here():
+            self._loop.run_until_complete(coroutine)
+            return
+        # This thread already runs an event loop (a notebook, an async program using the
+        # in-process executor): ours must run in another thread.
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(self._loop.run_until_complete, coroutine).result()
 
     def _inputs(self, records):
         """Yields each input's (value, timestamp); the timestamp is None in an untimed job."""

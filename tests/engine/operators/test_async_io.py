@@ -302,3 +302,18 @@ def test_event_loop_lives_from_open_to_close_and_serves_every_chunk():
     assert op.collected == [id(loop), id(loop)]
     op.close()
     assert loop.is_closed()
+
+
+def test_runs_where_the_calling_thread_already_runs_an_event_loop():
+    """As in a notebook driving the in-process executor: results and errors still arrive."""
+    op = open_operator(FailFirst(1, error=KeyError), timed=False)
+
+    async def caller():
+        op.process_chunk([])
+        with pytest.raises(OperatorError, match="boom 1 attempt 1"):
+            op.process_chunk([1])
+        op.process_chunk([1])
+
+    asyncio.run(caller())
+    op.close()
+    assert op.collected == [(1, 2)]
