@@ -29,8 +29,8 @@ class AsyncDataStream(object):
     def unordered_wait(data_stream: DataStream, async_function: AsyncFunction, timeout: Time,
                        capacity: int = 100, output_type: TypeInformation = None) -> DataStream:
         """Calls ``async_function`` for each element, at most ``capacity`` calls in flight;
-        outputs leave as their calls finish. A call still running after ``timeout`` is
-        answered by ``async_function.timeout(value)``."""
+        outputs leave as their calls finish. A call still running after ``timeout`` (0: no
+        limit) is cancelled and answered by ``async_function.timeout(value)``."""
         return AsyncDataStream.unordered_wait_with_retry(
             data_stream, async_function, timeout, async_retry_strategies.NO_RETRY_STRATEGY,
             capacity, output_type)
