@@ -39,3 +39,8 @@ __all__ = [
     "RuntimeContext", "RuntimeExecutionMode", "SinkFunction", "StreamExecutionEnvironment",
     "TimerService",
 ]
+
+from .async_data_stream import AsyncDataStream  # noqa: E402
+from .functions import AsyncFunction, AsyncRetryPredicate, AsyncRetryStrategy  # noqa: E402
+
+__all__ += ["AsyncDataStream", "AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy"]

@@ -644,3 +644,106 @@ def wrap_sink(func) -> SinkFunction:
         return func
     raise TypeError(f"add_sink() expects a SinkFunction, got {type(func).__name__}")
 
+
+
+# --- Async I/O (AsyncDataStream) ------------------------------------------------------
+from enum import Enum  # noqa: E402  (kept with the async classes they serve)
+from typing import List, Optional  # noqa: E402
+
+IN = TypeVar("IN")
+
+
+class AsyncRetryPredicate(ABC, Generic[OUT]):
+    """When an async call is tried again: a predicate on its result and one on its error."""
+
+    @abstractmethod
+    def result_predicate(self) -> Optional[Callable[[List[OUT]], bool]]:
+        """A predicate on an attempt's result list that asks for another attempt, or None."""
+
+    @abstractmethod
+    def exception_predicate(self) -> Optional[Callable[[Exception], bool]]:
+        """A predicate on an attempt's exception that asks for another attempt, or None."""
+
+
+class AsyncRetryStrategy(ABC, Generic[OUT]):
+    """How often and after which delay a failed async call is tried again, e.g.
+    ``AsyncRetryStrategy.fixed_delay(3, 100, None, has_exception_predicate)`` (from
+    ``async_retry_predicates``).
+    """
+
+    @abstractmethod
+    def can_retry(self, current_attempts: int) -> bool:
+        """Whether another attempt may follow attempt number ``current_attempts`` (from 1)."""
+
+    @abstractmethod
+    def get_backoff_time_millis(self, current_attempts: int) -> int:
+        """The delay in milliseconds before the attempt after ``current_attempts``."""
+
+    @abstractmethod
+    def get_retry_predicate(self) -> AsyncRetryPredicate[OUT]:
+        """The predicates deciding whether an attempt's outcome calls for a retry."""
+
+    @staticmethod
+    def no_restart():
+        """The strategy that never retries."""
+        from .async_retry_strategies import NO_RETRY_STRATEGY
+        return NO_RETRY_STRATEGY
+
+    @staticmethod
+    def fixed_delay(max_attempts: int, backoff_time_millis: int,
+                    result_predicate: Optional[Callable[[List[OUT]], bool]],
+                    exception_predicate: Optional[Callable[[Exception], bool]]):
+        """Retries up to ``max_attempts`` times, ``backoff_time_millis`` apart."""
+        from .async_retry_strategies import FixedDelayRetryStrategy
+        return FixedDelayRetryStrategy(max_attempts, backoff_time_millis, result_predicate,
+                                       exception_predicate)
+
+    @staticmethod
+    def exponential_backoff(max_attempts: int, initial_delay: int, max_retry_delay: int,
+                            multiplier: float,
+                            result_predicate: Optional[Callable[[List[OUT]], bool]],
+                            exception_predicate: Optional[Callable[[Exception], bool]]):
+        """Retries up to ``max_attempts`` times with a delay growing by ``multiplier`` from
+        ``initial_delay`` up to ``max_retry_delay`` milliseconds."""
+        from .async_retry_strategies import ExponentialBackoffDelayRetryStrategy
+        return ExponentialBackoffDelayRetryStrategy(max_attempts, initial_delay, max_retry_delay,
+                                                    multiplier, result_predicate,
+                                                    exception_predicate)
+
+
+class AsyncFunction(Function, Generic[IN, OUT]):
+    """Calls a slow service for each element without blocking on it: ``async_invoke`` is
+    an ``async def`` returning the list of outputs for one element; many calls are in
+    flight at once (see AsyncDataStream).
+
+    Example::
+
+        class Lookup(AsyncFunction[int, str]):
+            async def async_invoke(self, value: int) -> List[str]:
+                return [await client.get(value)]
+    """
+
+    @abstractmethod
+    async def async_invoke(self, value: IN) -> List[OUT]:
+        """Returns the outputs for ``value`` (a list, possibly empty); an exception fails the
+        job unless the retry strategy retries it."""
+
+    def timeout(self, value: IN) -> List[OUT]:
+        """The outputs for ``value`` when its call did not finish in time; by default it
+        raises TimeoutError, which fails the job."""
+        raise TimeoutError(f"Async function call has timed out for input: {value}")
+
+
+class AsyncFunctionDescriptor(object):
+    """What ``AsyncDataStream`` records for one async operator."""
+
+    class OutputMode(Enum):
+        ORDERED = 0
+        UNORDERED = 1
+
+    def __init__(self, async_function, timeout, capacity, async_retry_strategy, output_mode):
+        self.async_function = async_function
+        self.timeout = timeout
+        self.capacity = capacity
+        self.async_retry_strategy = async_retry_strategy
+        self.output_mode = output_mode
