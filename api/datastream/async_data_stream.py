@@ -73,12 +73,13 @@ def _async_wait(data_stream: DataStream, descriptor: AsyncFunctionDescriptor,
         AsyncWaitOperator, descriptor.async_function, timeout_ms, descriptor.capacity,
         descriptor.async_retry_strategy,
         descriptor.output_mode == AsyncFunctionDescriptor.OutputMode.ORDERED,
-        _keyed_record if isinstance(data_stream, KeyedStream) else None)
+        partial(_keyed_record, data_stream._key_selector)
+        if isinstance(data_stream, KeyedStream) else None)
     return data_stream._operator(OPERATOR_NAME, factory, output_type)
 
 
-def _keyed_record(key, value) -> Row:
-    return Row(f0=key, f1=value)
+def _keyed_record(key_selector, value) -> Row:
+    return Row(f0=key_selector.get_key(value), f1=value)
 
 
 def _validated(descriptor: AsyncFunctionDescriptor) -> int:

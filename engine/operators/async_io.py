@@ -35,9 +35,8 @@ def _loop_running_here() -> bool:
 class AsyncWaitOperator(UdfOperator):
     """Runs an AsyncFunction.
 
-    ``timeout_ms`` <= 0 means no timeout. ``keyed_record(key, value)``, when given, says
-    the input is a keyed stream's ``(key, element)`` pairs and builds the record the
-    function sees from each pair.
+    ``timeout_ms`` <= 0 means no timeout. ``keyed_record(value)``, when given, builds the
+    record the function sees on a keyed stream (PyFlink gives it the key too).
     """
 
     def __init__(self, function, timeout_ms: int, capacity: int, retry_strategy,
@@ -89,15 +88,8 @@ class AsyncWaitOperator(UdfOperator):
     def _inputs(self, records):
         """Yields each input's (value, timestamp); the timestamp is None in an untimed job."""
         make, cursor = self.keyed_record, self.cursor
-        if make is None:
-            for value in cursor.records(records):
-                yield value, cursor.timestamp
-        elif self.task.timed:
-            for key, (timestamp, value) in records:
-                yield make(key, value), timestamp
-        else:
-            for key, value in records:
-                yield make(key, value), None
+        for value in cursor.records(records):
+            yield (value if make is None else make(value)), cursor.timestamp
 
     async def _run(self, inputs: list, finished: list):
         """Completes every input with at most ``capacity`` of them in flight."""

@@ -278,14 +278,13 @@ def test_result_must_be_iterable(result, outputs, error):
 
 
 @pytest.mark.parametrize("timed", [True, False])
-def test_keyed_input_pairs_become_records(timed):
+def test_keyed_input_records_carry_their_key(timed):
     class Echo(AsyncFunction):
         async def async_invoke(self, value):
             return [repr(value)]
 
-    pairs = [("a", (1000, ("a", 1))), ("b", (2000, ("b", 2)))] if timed else \
-        [("a", ("a", 1)), ("b", ("b", 2))]
-    out = run(Echo(), pairs, timed=timed, keyed_record=lambda k, v: Row(f0=k, f1=v))
+    elements = [(1000, ("a", 1)), (2000, ("b", 2))] if timed else [("a", 1), ("b", 2)]
+    out = run(Echo(), elements, timed=timed, keyed_record=lambda v: Row(f0=v[0], f1=v))
     values = ["Row(f0='a', f1=('a', 1))", "Row(f0='b', f1=('b', 2))"]
     assert out == (list(zip([1000, 2000], values)) if timed else values)
 
