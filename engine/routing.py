@@ -9,6 +9,7 @@ from typing import Callable, List
 from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
 
 from .errors import OperatorError
+from .operators.chunks import RecordShape
 from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
 KEY_CACHE_LIMIT = 100_000
@@ -20,9 +21,9 @@ class Router:
 
     def __init__(self, name: str, partitioning: Partitioning, subtask: int,
                  up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
-                 seed: int, timed: bool = False, keyed_target: bool = True):
+                 seed: int, shape: RecordShape, keyed_target: bool = True):
         self.name = name
-        self.timed = timed  # elements are (timestamp, value): keys come from the value
+        self.shape = shape
         self.keyed_target = keyed_target  # HASH ships (key, record) pairs to keyed operators
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
         self.route: Callable = self._make_route(
@@ -102,8 +103,7 @@ class Router:
         return hash_route
 
     def _key_of(self, partitioning) -> Callable:
-        get_key = partitioning.key_selector.get_key
-        return (lambda element: get_key(element[1])) if self.timed else get_key
+        return self.shape.key_getter(partitioning.key_selector.get_key)
 
     def _custom_route(self, partitioning, down_p):
         get_key = self._key_of(partitioning)

@@ -21,6 +21,7 @@ from .batch import BatchInfo, CompiledJob, DataChunk, TaskFailure
 from .errors import OperatorError
 from .graph import Stage
 from .operators.base import is_pickled
+from .operators.chunks import RecordShape
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
 from .time.timers import InternalTimerService
@@ -47,7 +48,7 @@ class OperatorTask:
         self.job_parameters = job_parameters
         self.keyed_backend = keyed_backend
         self.timers = timers
-        self.timed = timed
+        self.shape = RecordShape(timed)  # what an element looks like
         self.batch_mode = batch_mode
         self.broadcast_backend = broadcast_backend  # an operator's broadcast state
 
@@ -92,6 +93,7 @@ class StageInstance:
         self.broadcast_backend = (None if self.broadcast_node is None
                                   else self._restore_broadcast_state(batch))
         self.current_watermark = batch.input_watermark
+        self.shape = RecordShape(plan.timed)
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
         for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
@@ -126,7 +128,7 @@ class StageInstance:
             router = Router(node.name, edge.partitioning, self.partition,
                             node.parallelism, down.parallelism, down.max_parallelism,
                             seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()),
-                            timed=plan.timed, keyed_target=down.keyed)
+                            shape=self.shape, keyed_target=down.keyed)
             self.routers[e] = router
             if edge.side_tag is None:
                 targets.append(router.route)
@@ -136,7 +138,8 @@ class StageInstance:
             tag: _fan_out(routes) for tag, routes in side_targets.items()}
         if node.pact != "Data Source" and not is_pickled(node.output_type):
             # (sources emit typed values already)
-            return _converting(node.name, node.output_type.convert, _fan_out(targets), plan.timed)
+            return _converting(node.name, self.shape.mapped(node.output_type.convert),
+                               _fan_out(targets))
         return _fan_out(targets)
 
     # --- state --------------------------------------------------------------------
@@ -239,12 +242,9 @@ def _fan_out(targets: List[Callable]) -> Callable:
     return fan_out
 
 
-def _converting(name: str, convert: Callable, emit: Callable, timed: bool) -> Callable:
-    """Applies the declared output type (e.g. FLOAT rounding, INT range) to each record."""
-    if timed:
-        convert_value = convert
-        convert = lambda element: (element[0], convert_value(element[1]))  # noqa: E731
-
+def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
+    """Applies ``convert``, the declared output type (e.g. FLOAT rounding, INT range), to
+    each element."""
     def converting(records):
         out = []
         append = out.append

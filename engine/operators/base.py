@@ -32,7 +32,7 @@ class Operator:
     def setup(self, name: str, task) -> None:
         self.name = name
         self.task = task
-        self.cursor = Cursor(task.timed, task.keyed_backend)
+        self.cursor = Cursor(task.shape, task.keyed_backend)
 
     def open(self) -> None:
         pass

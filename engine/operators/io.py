@@ -28,14 +28,13 @@ class SourceOperator(Operator):
 
     def run(self, split_batch) -> None:
         records = iter(self.reader(split_batch))
-        timed, stamped = self.task.timed, self.stamps_records
+        shape = self.task.shape
+        as_elements = shape.from_stamped if self.stamps_records else shape.from_values
         while True:
             chunk = list(islice(records, SOURCE_CHUNK))
             if not chunk:
                 return
-            if timed != stamped:
-                chunk = [(None, v) for v in chunk] if timed else [v for _, v in chunk]
-            self.output(chunk)
+            self.output(as_elements(chunk))
 
 
 class SinkWriterOperator(Operator):

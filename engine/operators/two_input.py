@@ -128,7 +128,7 @@ class BroadcastProcessOperator(ProcessOperator):
         super().open()
 
     def _bind_inputs(self):
-        broadcast_cursor = Cursor(self.task.timed)  # broadcast records come without keys
+        broadcast_cursor = Cursor(self.task.shape)  # broadcast records come without keys
         broadcast_ctx = self.task.process_context(broadcast_cursor, self, BroadcastContext)
         return [(_with_context(self.function.process_element, self._ctx), self.cursor),
                 (_with_context(self.function.process_broadcast_element, broadcast_ctx),

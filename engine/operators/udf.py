@@ -56,9 +56,7 @@ class _ManyOutputsOperator(UdfOperator):
     def _collector(self, out: list, stamped: bool = True, cursor=None):
         """Adds an output to ``out``, stamped with the timestamp of ``cursor``'s current
         element (default: the operator's cursor), or unstamped."""
-        if stamped or not self.task.timed:
-            return (cursor or self.cursor).collector(out)
-        return lambda value: out.append((None, value))
+        return (cursor or self.cursor).collector(out, stamped)
 
     def process_chunk(self, records):
         self._process(self._call, self.cursor, records)

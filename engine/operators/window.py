@@ -274,10 +274,9 @@ class WindowOperator(UdfOperator):
         key = self.backend.get_current_key()
         self.window_context._window = window
         results = self.call(key, window, self.window_context, contents)
-        timestamp = window.max_timestamp()
-        timed = self.task.timed
+        timestamp, element = window.max_timestamp(), self.task.shape.element
         for result in () if results is None else results:
-            self._out.append((timestamp, result) if timed else result)
+            self._out.append(element(result, timestamp))
 
     def _register_cleanup_timer(self, window) -> None:
         cleanup = self._cleanup_time(window)
@@ -390,4 +389,4 @@ class WindowOperator(UdfOperator):
         if late and self.late_tag is not None:
             side = self.side_outputs.get(self.late_tag)
             if side is not None:
-                side(late if self.task.timed else [v for _, v in late])
+                side(self.task.shape.from_stamped(late))

@@ -4,6 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.errors import OperatorError
+from engine.operators.chunks import RecordShape
 from engine.graph import (BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE,
                           Partitioning)
 from engine.routing import Router
@@ -21,7 +22,8 @@ class Modulo:
 
 
 def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
-    router = Router("op", partitioning, subtask, up, down, max_p, seed=7)
+    router = Router("op", partitioning, subtask, up, down, max_p, seed=7,
+                    shape=RecordShape(timed=False))
     for r in records:
         router.route([r])
     return dict(router.take_chunks())
