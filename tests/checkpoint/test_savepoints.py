@@ -213,14 +213,19 @@ def test_stop_with_savepoint_and_drain_fires_pending_windows(tmp_path, drain):
     client = env.execute_async("windows")
     client.stop_with_savepoint(drain).result(timeout=60)
     client.get_job_execution_result().result(timeout=60)
-    lines = _lines(tmp_path / "out")
-    # One window holds everything: only draining (MAX_WATERMARK) fires it, over the first
-    # batch's records.
-    expected = Counter()
-    for key, value in _events()[:BATCH]:
-        expected[key] += value
-    assert Counter(lines) == (Counter(f"{k},{v}" for k, v in expected.items()) if drain
-                              else Counter())
+    lines = Counter(_lines(tmp_path / "out"))
+    # One window holds everything: only draining (MAX_WATERMARK) fires it, over the records
+    # of the batches before the stop (the first, or a few more on a busy machine).
+    if not drain:
+        assert lines == Counter()
+        return
+
+    def window_sums(records):
+        sums = Counter()
+        for key, value in _events()[:records]:
+            sums[key] += value
+        return Counter(f"{k},{v}" for k, v in sums.items())
+    assert any(lines == window_sums(n) for n in range(BATCH, RECORDS, BATCH))
 
 
 def test_checkpoints_are_retained_while_running_and_removed_when_finished(tmp_path):
