@@ -51,6 +51,7 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                        f"operators with keyed state: {sorted(record.operators)}")
     from statebackends.hashmap import HashMapKeyedStateBackend
     from statebackends.rocksdb import RocksDBKeyedStateBackend
+    from statebackends.spec import STORED_KINDS
     from statebackends.ttl import without_timestamps
     backend_class = {"hashmap": HashMapKeyedStateBackend,
                      "rocksdb": RocksDBKeyedStateBackend}[record.state_backend]
@@ -63,13 +64,11 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                            f"{state_name!r}; its states: {sorted(kinds)}")
         rows = [KeyedStateRow(key, namespace, value)
                 for name, key, namespace, value in backend.entries() if name == state_name]
-        kind, ttl_marker, _ = kinds[state_name].partition(" with TTL")
-        if ttl_marker:
+        kind, with_ttl = STORED_KINDS[kinds[state_name]]
+        if with_ttl:
             rows = [row._replace(value=without_timestamps(kind, row.value)) for row in rows]
     finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
+        backend.close()
     return rows if spark is None else _data_frame(spark, rows)
 
 

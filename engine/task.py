@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from checkpoint.state_store import StateStore
+from statebackends.base import KeyedStateBackend
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
@@ -115,7 +116,7 @@ class StageInstance:
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
-        self.backend: Optional[HashMapKeyedStateBackend] = (
+        self.backend: Optional[KeyedStateBackend] = (
             None if self.keyed_node is None else self._restore_state(batch))
         self.timers = None if self.backend is None else InternalTimerService(self.backend)
         self.current_watermark = batch.input_watermark
@@ -162,7 +163,7 @@ class StageInstance:
         return _fan_out(targets)
 
     # --- state --------------------------------------------------------------------
-    def _restore_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
+    def _restore_state(self, batch: BatchInfo) -> KeyedStateBackend:
         node = self.keyed_node
         kg_range = key_group_range_for_operator(
             node.max_parallelism, self.stage.parallelism, self.partition)
