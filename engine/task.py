@@ -14,8 +14,6 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from checkpoint.state_store import StateStore
 from statebackends.base import KeyedStateBackend
-from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.rocksdb import RocksDBKeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
@@ -26,11 +24,11 @@ from .operators.io import SinkWriterOperator
 from .operators.timestamps import TimestampsOperator
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
+from .state_backends import restore_backend
 from .time.timers import InternalTimerService
 from .time.watermarks import MIN_WATERMARK
 
 CACHED_INSTANCES = 64
-STATE_BACKENDS = {"hashmap": HashMapKeyedStateBackend, "rocksdb": RocksDBKeyedStateBackend}
 CACHED_JOBS = 4
 
 # Items a task yields.
@@ -167,9 +165,9 @@ class StageInstance:
         node = self.keyed_node
         kg_range = key_group_range_for_operator(
             node.max_parallelism, self.stage.parallelism, self.partition)
-        return STATE_BACKENDS[self.job.state_backend].restore(
-            StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
-            batch.base_version, **self.job.state_backend_options)
+        return restore_backend(
+            self.job.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
+            node.max_parallelism, batch.base_version, **self.job.state_backend_options)
 
     def is_at(self, version: int) -> bool:
         """Whether the cached keyed state reflects ``version`` (stateless: always)."""

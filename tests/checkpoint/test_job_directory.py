@@ -7,7 +7,7 @@ import pytest
 from checkpoint.files import write_checked
 from checkpoint.job_directory import JobDirectory, export_checkpoint, read_restore_point
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
-from checkpoint.state_reader import read_keyed_state
+from engine.state_reader import read_keyed_state
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.spec import StateKind, StateSpec
 

@@ -15,6 +15,10 @@ from typing import Any, Hashable, List, NamedTuple
 
 from checkpoint.job_directory import METADATA_FILE, JobDirectory, RestorePoint, \
     read_restore_point
+from statebackends.spec import STORED_KINDS
+from statebackends.ttl import without_timestamps
+
+from .state_backends import restore_backend
 
 __all__ = ["KeyedStateRow", "read_keyed_state", "open_restore_point"]
 
@@ -49,14 +53,9 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
     if info is None:
         raise KeyError(f"{point.path} has no keyed state of operator {operator_uid!r}; "
                        f"operators with keyed state: {sorted(record.operators)}")
-    from statebackends.hashmap import HashMapKeyedStateBackend
-    from statebackends.rocksdb import RocksDBKeyedStateBackend
-    from statebackends.spec import STORED_KINDS
-    from statebackends.ttl import without_timestamps
-    backend_class = {"hashmap": HashMapKeyedStateBackend,
-                     "rocksdb": RocksDBKeyedStateBackend}[record.state_backend]
-    backend = backend_class.restore(point.store, operator_uid, (0, info.max_parallelism - 1),
-                                    info.max_parallelism, record.batch_id)
+    backend = restore_backend(record.state_backend, point.store, operator_uid,
+                              (0, info.max_parallelism - 1), info.max_parallelism,
+                              record.batch_id)
     try:
         kinds = backend.state_kinds()
         if state_name not in kinds:
