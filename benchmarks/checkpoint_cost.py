@@ -17,8 +17,8 @@ import tempfile
 import time
 
 from checkpoint.state_store import StateStore
-from engine.state_descriptors import InternalStateDescriptor
 from statebackends.rocksdb import RocksDBKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 
 MAX_PARALLELISM = 128
 
@@ -39,7 +39,7 @@ def measure(n: int, incremental: bool):
         backend = RocksDBKeyedStateBackend("op", (0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
                                            snapshot_interval=1, local_dir=root,
                                            incremental=incremental)
-        state = backend.get_state(InternalStateDescriptor("count", "value"))
+        state = backend.state(StateSpec("count", StateKind.VALUE))
         rows = []
         for version, keys in ((0, range(n)), (1, range(0, n, 100))):
             for key in keys:

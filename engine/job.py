@@ -10,6 +10,7 @@ import cloudpickle
 from .graph import PlanError, Transformation, build_plan, reachable
 from .scheduler import CheckpointOptions, JobRunner, RunOptions
 from .batch import CompiledJob
+from .state_backends import check_state_backend
 
 
 @dataclass
@@ -60,9 +61,7 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                 f"The function of operator '{node.name}' cannot be serialized to ship it to "
                 f"the workers: {type(e).__name__}: {e}. Functions may not capture locks, "
                 "open files, sockets or sessions; create those in open().") from e
-    if settings.state_backend not in ("hashmap", "rocksdb"):
-        raise ValueError(f"unknown state backend {settings.state_backend!r}: use 'hashmap' "
-                         "or 'rocksdb'")
+    check_state_backend(settings.state_backend)
     return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend,
                        dict(settings.state_backend_options))
 

@@ -6,8 +6,10 @@ These implement the interfaces of ``api.datastream.functions`` by duck typing
 
 from enum import Enum
 
+from statebackends.spec import StateKind
 from statebackends.ttl import ttl_state
 
+from .state_descriptors import kind_of, spec_and_ttl
 from .time.timers import EVENT_TIME, PROCESSING_TIME
 from .time.watermarks import MIN_WATERMARK
 
@@ -65,39 +67,38 @@ class StreamingRuntimeContext:
             raise RuntimeError(KEYED_STATE_ONLY.format(self._task_name))
         return self._backend
 
-    def _state(self, getter: str, descriptor):
+    def _state(self, kind: StateKind, descriptor):
         backend = self._keyed()
-        ttl_config = getattr(descriptor, "_ttl_config", None)  # PyFlink's attribute
-        if ttl_config is None or not ttl_config.is_enabled():
-            return getattr(backend, getter)(descriptor)
+        spec, ttl_config = spec_and_ttl(descriptor, kind)
+        if ttl_config is None:
+            return backend.state(spec)
         if self._clock is None:
-            raise RuntimeError(TTL_NEEDS_CLOCK.format(descriptor.get_name(), self._task_name))
-        state = ttl_state(backend, getter, descriptor, ttl_config, self._clock)
-        self._ttl_states[descriptor.get_name()] = state
+            raise RuntimeError(TTL_NEEDS_CLOCK.format(spec.name, self._task_name))
+        state = ttl_state(backend, spec, ttl_config, self._clock)
+        self._ttl_states[spec.name] = state
         return state
 
     def get_state(self, state_descriptor):
-        return self._state("get_state", state_descriptor)
+        return self._state(StateKind.VALUE, state_descriptor)
 
     def get_list_state(self, state_descriptor):
-        return self._state("get_list_state", state_descriptor)
+        return self._state(StateKind.LIST, state_descriptor)
 
     def get_map_state(self, state_descriptor):
-        return self._state("get_map_state", state_descriptor)
+        return self._state(StateKind.MAP, state_descriptor)
 
     def get_reducing_state(self, state_descriptor):
-        return self._state("get_reducing_state", state_descriptor)
+        return self._state(StateKind.REDUCING, state_descriptor)
 
     def get_aggregating_state(self, state_descriptor):
-        return self._state("get_aggregating_state", state_descriptor)
+        return self._state(StateKind.AGGREGATING, state_descriptor)
 
     def state_of(self, state_descriptor):
         """The state of any kind of descriptor (as its ``get_*_state`` would give)."""
-        return self._state(_GETTER_OF_KIND[state_descriptor.state_kind], state_descriptor)
-
-
-_GETTER_OF_KIND = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
-                   "reducing": "get_reducing_state", "aggregating": "get_aggregating_state"}
+        kind = kind_of(state_descriptor)
+        if kind is None:
+            raise TypeError(f"expected a state descriptor, got {type(state_descriptor).__name__}")
+        return self._state(kind, state_descriptor)
 
 
 class TimeDomain(Enum):

@@ -1,22 +1,47 @@
-"""The engine's own state descriptors: the same duck type as the API's descriptors
-(``state_kind``, ``get_name``, and the reduce/aggregate function), for state the engine
-keeps for its built-in operators."""
+"""Where the API's state descriptors (``api.datastream.state``) become the one
+internal ``StateSpec``.
+
+A user's descriptor is read by duck typing (the engine does not import the API):
+``state_kind``, ``get_name()``, ``get_reduce_function()`` or ``get_agg_function()``,
+and PyFlink's ``_ttl_config``. The engine's own states are StateSpecs already (and
+have no time-to-live).
+"""
+from typing import Any, Optional, Tuple
+
+from statebackends.spec import StateKind, StateSpec
+
+__all__ = ["kind_of", "spec_and_ttl"]
+
+_KINDS = {kind.value: kind for kind in StateKind}  # the API's ``state_kind`` -> StateKind
 
 
-class InternalStateDescriptor:
-    """Describes internal keyed state: ``kind`` is "value", "list", "reducing" or
-    "aggregating" (``function`` is the ReduceFunction or AggregateFunction)."""
+def kind_of(descriptor) -> Optional[StateKind]:
+    """The kind of state a descriptor (or spec) asks for; None if it names none."""
+    if type(descriptor) is StateSpec:
+        return descriptor.kind
+    return _KINDS.get(getattr(descriptor, "state_kind", None))
 
-    def __init__(self, name: str, kind: str, function=None):
-        self.name = name
-        self.state_kind = kind
-        self.function = function
 
-    def get_name(self) -> str:
-        return self.name
-
-    def get_reduce_function(self):
-        return self.function
-
-    def get_agg_function(self):
-        return self.function
+def spec_and_ttl(descriptor, kind: StateKind) -> Tuple[StateSpec, Optional[Any]]:
+    """The spec of a descriptor (or spec) given to ``kind.getter``, and its
+    StateTtlConfig if time-to-live is enabled (else None); fails unless the descriptor
+    is of that kind."""
+    if type(descriptor) is StateSpec:
+        if descriptor.kind is kind:
+            return descriptor, None
+        name = descriptor.name
+    else:
+        name = descriptor.get_name()
+        if _KINDS.get(getattr(descriptor, "state_kind", None)) is kind:
+            if kind is StateKind.REDUCING:
+                spec = StateSpec(name, kind, descriptor.get_reduce_function())
+            elif kind is StateKind.AGGREGATING:
+                spec = StateSpec(name, kind, descriptor.get_agg_function())
+            else:
+                spec = StateSpec(name, kind)
+            ttl_config = getattr(descriptor, "_ttl_config", None)  # PyFlink's attribute
+            if ttl_config is not None and not ttl_config.is_enabled():
+                ttl_config = None
+            return spec, ttl_config
+    raise TypeError(f"{kind.getter}() needs a {kind.descriptor}, "
+                    f"got {type(descriptor).__name__} {name!r}")

@@ -12,8 +12,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from checkpoint.state_store import StateStore
-from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.rocksdb import RocksDBKeyedStateBackend
+from statebackends.base import KeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
@@ -24,10 +23,10 @@ from .operators.base import is_pickled
 from .operators.chunks import RecordShape
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
+from .state_backends import restore_backend
 from .time.timers import InternalTimerService
 
 CACHED_INSTANCES = 64
-STATE_BACKENDS = {"hashmap": HashMapKeyedStateBackend, "rocksdb": RocksDBKeyedStateBackend}
 CACHED_JOBS = 4
 
 
@@ -85,7 +84,7 @@ class StageInstance:
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
-        self.backend: Optional[HashMapKeyedStateBackend] = (
+        self.backend: Optional[KeyedStateBackend] = (
             None if self.keyed_node is None else self._restore_state(batch))
         self.timers = None if self.backend is None else InternalTimerService(self.backend)
         self.broadcast_node = next((plan.nodes[n] for n in stage.nodes
@@ -143,21 +142,21 @@ class StageInstance:
         return _fan_out(targets)
 
     # --- state --------------------------------------------------------------------
-    def _restore_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
+    def _restore_state(self, batch: BatchInfo) -> KeyedStateBackend:
         node = self.keyed_node
         kg_range = key_group_range_for_operator(
             node.max_parallelism, self.stage.parallelism, self.partition)
-        return STATE_BACKENDS[self.job.state_backend].restore(
-            StateStore(batch.state_dir), node.uid, kg_range, node.max_parallelism,
-            batch.base_version, **self.job.state_backend_options)
+        return restore_backend(
+            self.job.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
+            node.max_parallelism, batch.base_version, **self.job.state_backend_options)
 
-    def _restore_broadcast_state(self, batch: BatchInfo) -> HashMapKeyedStateBackend:
+    def _restore_broadcast_state(self, batch: BatchInfo) -> KeyedStateBackend:
         """Broadcast state is the same on every subtask: it is stored once, as one key
         group, by subtask 0, and every subtask of any parallelism restores that copy. It
         stays on the heap whatever the keyed backend (as in Flink)."""
-        return HashMapKeyedStateBackend.restore(
-            StateStore(batch.state_dir), self.broadcast_node.broadcast_state_id, (0, 0), 1,
-            batch.base_version)
+        return restore_backend("hashmap", StateStore(batch.state_dir),
+                               self.broadcast_node.broadcast_state_id, (0, 0), 1,
+                               batch.base_version)
 
     def is_at(self, version: int) -> bool:
         """Whether the cached state reflects ``version`` (stateless: always)."""

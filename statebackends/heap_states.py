@@ -1,4 +1,5 @@
-"""The five kinds of keyed state over plain dicts (the hashmap backend's states).
+"""The five kinds of keyed state over dict-like tables: the state objects of every
+backend (plain dicts in the hashmap backend, ``RocksDBTable`` views in the RocksDB one).
 
 Each state object reads its entry ``table[backend.current_slot]``, where the
 slot is the (current key, current namespace) pair the backend keeps, and

@@ -1,9 +1,10 @@
 """Keyed state of one operator instance in an embedded RocksDB (Flink's
 EmbeddedRocksDBStateBackend): state may be far larger than memory.
 
-A drop-in alternative to ``HashMapKeyedStateBackend``: the same state objects (the
-heap state classes, run over dict-like ``RocksDBTable`` views instead of dicts), the
-same registration (inherited), and the same ``StateStore`` files, so a job can switch
+A drop-in alternative to ``HashMapKeyedStateBackend``, its sibling under
+``statebackends.base.KeyedStateBackend``: the same state objects (the heap state
+classes, run over dict-like ``RocksDBTable`` views instead of dicts), the same
+registration (the base's), and the same ``StateStore`` files, so a job can switch
 between the two backends and rescale across them.
 
 Layout of one RocksDB key (all states of the instance share one database)::
@@ -64,25 +65,22 @@ from checkpoint.files import link_or_copy
 from checkpoint.state_store import (
     CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore,
 )
-from statebackends.hashmap import (
-    DEFAULT_SNAPSHOT_INTERVAL, HashMapKeyedStateBackend, KeyGroupMismatchError,
-    VOID_NAMESPACE,
+from statebackends.base import (
+    DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
 from statebackends.keygroups import assign_key_group
 from statebackends.serialization import (
     PAIR_HEADER, deserialize, key_item_bytes, serialize_key, serialize_value,
 )
 
-__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots", "VOID_NAMESPACE",
-           "KeyGroupMismatchError", "DEFAULT_BLOCK_CACHE_SIZE", "DEFAULT_WRITE_BUFFER_SIZE"]
+__all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots",
+           "DEFAULT_BLOCK_CACHE_SIZE", "DEFAULT_WRITE_BUFFER_SIZE"]
 
 DEFAULT_BLOCK_CACHE_SIZE = 64 << 20
 """Bytes of the block cache shared by the process's backends that set no size of their own."""
 DEFAULT_WRITE_BUFFER_SIZE = 4 << 20
 """Bytes of one memtable; a backend has at most two."""
 MAX_KEY_GROUPS = 1 << 15  # Flink's upper bound of max parallelism; fits the 2-byte prefix
-
-Slot = Tuple[Hashable, Any]
 
 _U16 = struct.Struct(">H")
 _END = b"\xff\xff\xff"  # after every key
@@ -291,7 +289,7 @@ def _materialize(content: StateFileContent, directory: str) -> None:
             f.write(data)
 
 
-class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
+class RocksDBKeyedStateBackend(KeyedStateBackend):
     """Keyed state of one operator instance over key groups ``start..end`` (inclusive),
     stored in a RocksDB under a fresh temporary directory (in ``local_dir`` if given).
 
@@ -416,12 +414,6 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
         return TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
                          f"key {slot[0]!r} cannot be serialized: {cause}")
 
-    def entries(self) -> Iterator[Tuple[str, Hashable, Hashable, Any]]:
-        """All stored (state name, key, namespace, value) entries, for tests and tools."""
-        for name, table in list(self._tables.items()):
-            for (key, namespace), value in table.items():
-                yield name, key, namespace, value
-
     def close(self) -> None:
         """Closes the RocksDB and deletes its working directory; the backend is unusable after."""
         self._finalizer()
@@ -431,10 +423,7 @@ class RocksDBKeyedStateBackend(HashMapKeyedStateBackend):
     def write_version(self, store: StateStore, version: int) -> None:
         """Persists this version: the changes since the last write, or a snapshot (full, or
         incremental if enabled). If writing fails, discard this backend."""
-        if version <= self.version:
-            raise ValueError(f"operator {self.operator_id!r}: cannot write version {version}, "
-                             f"the state is already at version {self.version}")
-        is_snapshot = version % self.snapshot_interval == 0
+        is_snapshot = self._is_snapshot(version)
         self.writes.flush()
         changes = self._changed_groups(read_values=not is_snapshot)
         meta = {"state_kinds": dict(self._kinds)}

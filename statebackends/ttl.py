@@ -16,19 +16,18 @@ incremental, RocksDB compaction filter, and the default background cleanup) is
 implemented as this cleanup on access plus ``cleanup_expired_state`` before a
 snapshot of the state is written.
 
-    state = ttl_state(backend, "get_state", descriptor, ttl_config, clock)
+    state = ttl_state(backend, StateSpec("last-seen", StateKind.VALUE), ttl_config, clock)
 """
 from __future__ import annotations
 
 import weakref
 from typing import Any, Hashable, List, NamedTuple, Optional, Tuple
 
+from statebackends.base import KeyedStateBackend
 from statebackends.heap_states import MapAccess
+from statebackends.spec import StateKind, StateSpec
 
 __all__ = ["TtlPolicy", "ttl_state", "cleanup_expired_state", "without_timestamps"]
-
-_GETTERS = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
-            "reducing": "get_reducing_state", "aggregating": "get_aggregating_state"}
 
 
 class _Touch:
@@ -58,47 +57,20 @@ class TtlPolicy(NamedTuple):
                                  is not None))
 
 
-class _InnerDescriptor:
-    """The descriptor of the wrapped state: the user's name and kind, with the
-    reduce or aggregate function working on ``(value, timestamp)`` pairs. (The same
-    duck type as engine.state_descriptors.InternalStateDescriptor, which state
-    backends cannot import.)"""
-
-    with_ttl = True  # the backend records the state's layout as "<kind> with TTL"
-
-    def __init__(self, name: str, kind: str, function=None):
-        self.name = name
-        self.state_kind = kind
-        self._function = function
-
-    def get_name(self) -> str:
-        return self.name
-
-    def get_reduce_function(self):
-        return self._function
-
-    def get_agg_function(self):
-        return self._function
-
-
 # backend -> {state name: TTL state}, what cleanup_expired_state visits. Both weak:
 # a TTL state references its backend, and whoever asked for it keeps it alive.
 _registry: "weakref.WeakKeyDictionary[Any, weakref.WeakValueDictionary]" = \
     weakref.WeakKeyDictionary()
 
 
-def ttl_state(backend, getter: str, descriptor, ttl_config, clock):
-    """The TTL state for ``descriptor`` on ``backend``, as ``backend.<getter>`` would
+def ttl_state(backend: KeyedStateBackend, spec: StateSpec, ttl_config, clock):
+    """The TTL state for ``spec`` on ``backend``, as ``backend.state(spec)`` would
     return it without TTL; ``clock.processing_time`` is the current time (ms).
 
     A state name gets one TTL state per backend while the caller keeps it; asking
     again with the same TTL settings returns it, with other settings fails.
     """
-    name = descriptor.get_name()
-    kind = getattr(descriptor, "state_kind", None)
-    if _GETTERS.get(kind) != getter:
-        raise TypeError(f"{getter}() cannot create state {name!r} from a "
-                        f"{type(descriptor).__name__}")
+    name, kind = spec.name, spec.kind
     policy = TtlPolicy.of(ttl_config)
     states = _registry.get(backend)
     if states is None:
@@ -109,39 +81,40 @@ def ttl_state(backend, getter: str, descriptor, ttl_config, clock):
             raise ValueError(f"state {name!r} is already in use with TTL settings "
                              f"{state.policy}; it cannot also be used with {policy}")
         return state
+    # The wrapped state: the user's name and kind, with the reduce or aggregate
+    # function working on (value, timestamp) pairs, in the backend's TTL layout.
     function = None
-    if kind == "reducing":
-        function = _TtlReduceFunction(descriptor.get_reduce_function(), policy, clock)
-    elif kind == "aggregating":
-        function = _TtlAggregateFunction(descriptor.get_agg_function(), policy, clock)
-    inner = getattr(backend, getter)(_InnerDescriptor(name, kind, function))
-    if kind == "aggregating":
-        state = TtlAggregatingState(inner, policy, clock,
-                                    descriptor.get_agg_function().get_result)
+    if kind is StateKind.REDUCING:
+        function = _TtlReduceFunction(spec.function, policy, clock)
+    elif kind is StateKind.AGGREGATING:
+        function = _TtlAggregateFunction(spec.function, policy, clock)
+    inner = backend.state(spec._replace(function=function, with_ttl=True))
+    if kind is StateKind.AGGREGATING:
+        state = TtlAggregatingState(inner, policy, clock, spec.function.get_result)
     else:
         state = _TTL_STATES[kind](inner, policy, clock)
     states[name] = state
     return state
 
 
-def without_timestamps(kind: str, stored):
-    """A stored entry of a TTL state of ``kind`` ("value", "list", ...) without its
-    last-access timestamps, as the state would hold it without TTL (offline reading)."""
-    if kind == "list":
+def without_timestamps(kind: StateKind, stored):
+    """A stored entry of a TTL state of ``kind`` without its last-access timestamps,
+    as the state would hold it without TTL (offline reading)."""
+    if kind is StateKind.LIST:
         return [value for value, _ in stored]
-    if kind == "map":
+    if kind is StateKind.MAP:
         return {key: value for key, (value, _) in stored.items()}
     return stored[0]
 
 
-def cleanup_expired_state(backend, version: int) -> None:
+def cleanup_expired_state(backend: KeyedStateBackend, version: int) -> None:
     """Before ``backend.write_version(store, version)``: if that version is a snapshot,
     removes every expired value of the backend's TTL states (those with a cleanup
     strategy beyond cleanup on access), so the snapshot does not hold them."""
     states = _registry.get(backend)
     # Both backends write a snapshot (the RocksDB one maybe incremental) every
     # ``snapshot_interval`` versions; this costs a scan of the state there only.
-    if not states or version % getattr(backend, "snapshot_interval", 1) != 0:
+    if not states or version % backend.snapshot_interval != 0:
         return
     cleaned = {name: state for name, state in states.items() if state.policy.cleanup_at_snapshot}
     if not cleaned:
@@ -459,5 +432,5 @@ class TtlAggregatingState(_TtlState):
         self.state.add(value)
 
 
-_TTL_STATES = {"value": TtlValueState, "list": TtlListState, "map": TtlMapState,
-               "reducing": TtlReducingState}
+_TTL_STATES = {StateKind.VALUE: TtlValueState, StateKind.LIST: TtlListState,
+               StateKind.MAP: TtlMapState, StateKind.REDUCING: TtlReducingState}

@@ -18,7 +18,8 @@ from engine.runtime_context import TimeDomain
 from engine.task import OperatorTask
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
-from statebackends.hashmap import VOID_NAMESPACE, HashMapKeyedStateBackend
+from statebackends.base import VOID_NAMESPACE
+from statebackends.hashmap import HashMapKeyedStateBackend
 
 __all__ = ["KeyedProcessFunctionHarness", "StreamRecord"]
 

@@ -1,9 +1,11 @@
 """Keyed operators: rolling reduce (and the aggregations built on it)."""
+from statebackends.spec import StateKind, StateSpec
+
 from ..errors import OperatorError
-from ..state_descriptors import InternalStateDescriptor
 from .base import UdfOperator
 
 REDUCE_STATE = "_reduce"
+_REDUCED = StateSpec(REDUCE_STATE, StateKind.VALUE)
 
 
 class ReduceOperator(UdfOperator):
@@ -14,8 +16,7 @@ class ReduceOperator(UdfOperator):
         super().open()
         self._reduce = self.function.reduce
         self._backend = self.task.keyed_backend
-        self._table, self._dirty = self._backend.value_table(
-            InternalStateDescriptor(REDUCE_STATE, "value"))
+        self._table, self._dirty = self._backend.value_table(_REDUCED)
         self._emit_each = not self.task.batch_mode
 
     def process_chunk(self, pairs):

@@ -6,7 +6,10 @@ all of input 1's; a broadcast operator processes its broadcast side (input 1) fi
 so a batch's rules apply to the same batch's elements. The task orders the chunks
 (``StageInstance.run_batch``); each input's records keep their order.
 """
+from statebackends.spec import StateKind
+
 from ..errors import OperatorError
+from ..state_descriptors import spec_and_ttl
 from ..runtime_context import ProcessContext
 from .chunks import Cursor
 from .udf import ProcessOperator, _with_context
@@ -142,4 +145,4 @@ class BroadcastProcessOperator(ProcessOperator):
                 f"operator '{self.name}' has no broadcast state {name!r}: declare its "
                 f"MapStateDescriptor in ds.broadcast(...) (declared: "
                 f"{sorted(self.state_names)})")
-        return self.task.broadcast_backend.get_map_state(descriptor)
+        return self.task.broadcast_backend.state(spec_and_ttl(descriptor, StateKind.MAP)[0])

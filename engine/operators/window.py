@@ -8,8 +8,10 @@ TriggerContext whose state and timers are scoped to (key, window); a cleanup tim
 keep a MergingWindowSet per key as keyed state. Emitted records carry the window's
 ``max_timestamp()``.
 """
+from statebackends.spec import StateKind, StateSpec
+
 from ..errors import OperatorError
-from ..state_descriptors import InternalStateDescriptor
+from ..state_descriptors import kind_of
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
 from ..time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from ..time.windows import MergingWindowSet
@@ -17,6 +19,7 @@ from .base import UdfOperator
 
 CONTENTS = "window-contents"
 MERGING_WINDOWS = "merging-window-set"
+_MERGING_SETS = StateSpec(MERGING_WINDOWS, StateKind.VALUE)
 
 
 class WindowFunctionCall:
@@ -180,11 +183,11 @@ class WindowOperator(UdfOperator):
         task = self.task
         self.runtime_context = task.runtime_context(self.name)
         self.backend = task.keyed_backend
-        self.contents = self.state_of(InternalStateDescriptor(
-            CONTENTS, self.contents_kind, self.contents_function))
+        self.contents = self.state_of(StateSpec(
+            CONTENTS, StateKind(self.contents_kind), self.contents_function))
         self.merging = hasattr(self.assigner, "merge_windows")
         if self.merging:
-            self.merging_sets = self.state_of(InternalStateDescriptor(MERGING_WINDOWS, "value"))
+            self.merging_sets = self.state_of(_MERGING_SETS)
         self.event_time = self.assigner.is_event_time()
         self.assigner_context = _AssignerContext(self)
         self.trigger_context = _TriggerContext(self)
@@ -194,10 +197,11 @@ class WindowOperator(UdfOperator):
     def state_of(self, state_descriptor):
         """Keyed state of the operator, the trigger or the window function, through the
         runtime context (which applies a descriptor's time-to-live)."""
-        getter = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
-                  "reducing": "get_reducing_state",
-                  "aggregating": "get_aggregating_state"}[state_descriptor.state_kind]
-        return getattr(self.runtime_context, getter)(state_descriptor)
+        kind = kind_of(state_descriptor)
+        if kind is None:
+            raise TypeError(f"operator '{self.name}' asked for the state of "
+                            f"{state_descriptor!r}, which is not a state descriptor")
+        return getattr(self.runtime_context, kind.getter)(state_descriptor)
 
     def close(self):
         if self.call.kind != "none":

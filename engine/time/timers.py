@@ -20,13 +20,16 @@ Order of firing: by timestamp, then (ties) by key, then by namespace, each
 compared through a history-independent order token (see ``order_token``), so
 the order is the same whether or not the state was restored in between.
 
-No Spark, no I/O: state only through the backend's ``value_table``.
+No Spark, no I/O: state only through the backend's ``value_table``, named by a
+``statebackends.spec.StateSpec``.
 """
 from __future__ import annotations
 
 from typing import Any, Hashable, Iterator, List, NamedTuple, Optional, Tuple
 
 from sortedcontainers import SortedList
+
+from statebackends.spec import StateKind, StateSpec
 
 __all__ = ["EVENT_TIME", "PROCESSING_TIME", "DOMAINS", "Timer", "InternalTimerService",
            "order_token"]
@@ -44,18 +47,6 @@ class Timer(NamedTuple):
     key: Hashable
     namespace: Hashable
     timestamp: int
-
-
-class _TimerTableDescriptor:
-    """The internal value-state descriptor of a timer table (duck-types ValueStateDescriptor)."""
-
-    state_kind = "value"
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def get_name(self) -> str:
-        return self._name
 
 
 # -- tie order ---------------------------------------------------------------------
@@ -134,7 +125,7 @@ class InternalTimerService:
     """Event-time and processing-time timers of one keyed operator instance.
 
     ``backend`` is the operator's keyed state backend (anything with
-    ``value_table(descriptor) -> (table, dirty)``, e.g. HashMapKeyedStateBackend).
+    ``value_table(spec) -> (table, dirty)``, as ``statebackends.base.KeyedStateBackend``).
     ``name`` names the state tables ``_<name>_event`` and ``_<name>_processing``,
     so one operator could keep separate timer services. Build the service once
     per backend instance, after the backend is restored: the index is built from
@@ -150,8 +141,8 @@ class InternalTimerService:
         self._entries = {}
         self._sequence = 0
         for domain in DOMAINS:
-            descriptor = _TimerTableDescriptor(f"_{name}_{_TABLE_SUFFIX[domain]}")
-            table, dirty = backend.value_table(descriptor)
+            spec = StateSpec(f"_{name}_{_TABLE_SUFFIX[domain]}", StateKind.VALUE)
+            table, dirty = backend.value_table(spec)
             self._tables[domain] = table
             self._dirty[domain] = dirty
             entries = self._entries[domain] = {}

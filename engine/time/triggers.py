@@ -15,10 +15,10 @@ the current (key, window).
 
 The window operator implements ``Trigger.TriggerContext`` (and
 ``Trigger.OnMergeContext`` for merging assigners) over its keyed state backend
-and timer service; the built-ins ask it for state with the small descriptors
-below, which duck-type the API's ``ReducingStateDescriptor`` (``state_kind``,
-``get_name()``, ``get_reduce_function()``) so this module needs nothing from
-``api``. The API re-exports these classes from ``api/datastream/window.py``.
+and timer service; the built-ins ask it for reducing state named by the engine's
+``StateSpec`` (``statebackends.spec``, a module of plain values), so this module
+needs nothing from ``api`` and holds no state. The API re-exports these classes
+from ``api/datastream/window.py``.
 
 No Spark, no I/O.
 """
@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from enum import Enum
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from statebackends.spec import StateKind, StateSpec
 
 __all__ = [
     "TriggerResult", "Trigger",
@@ -143,26 +145,7 @@ class Trigger(ABC, Generic[T, W]):
         """Deletes the timers and state this trigger holds for ``window`` (when it is purged)."""
 
 
-# -- internal state descriptors -------------------------------------------------------
-
-class _ReducingStateDescriptor:
-    """An internal reducing-state descriptor (duck-types the API's ReducingStateDescriptor)."""
-
-    state_kind = "reducing"
-
-    def __init__(self, name: str, reduce_function: Callable[[Any, Any], Any]):
-        self._name = name
-        self._reduce_function = reduce_function
-
-    def get_name(self) -> str:
-        return self._name
-
-    def get_reduce_function(self) -> Callable[[Any, Any], Any]:
-        return self._reduce_function
-
-    def __repr__(self) -> str:
-        return f"ReducingStateDescriptor({self._name!r})"
-
+# -- the built-ins' state -------------------------------------------------------------
 
 def _sum(value1: int, value2: int) -> int:
     return value1 + value2
@@ -173,8 +156,8 @@ def _min(value1: int, value2: int) -> int:
 
 
 # Flink's state names for these triggers.
-_COUNT = _ReducingStateDescriptor("count", _sum)
-_FIRE_TIME = _ReducingStateDescriptor("fire-time", _min)
+_COUNT = StateSpec("count", StateKind.REDUCING, _sum)
+_FIRE_TIME = StateSpec("fire-time", StateKind.REDUCING, _min)
 
 
 def _interval_millis(interval: Any) -> int:

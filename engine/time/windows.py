@@ -19,11 +19,12 @@ merging never moves state that is already there.
 
 What an assigner needs from its ``context`` (the operator provides it):
 ``get_current_processing_time()`` for processing-time assigners, and
-``get_runtime_context().get_state(descriptor)`` -- a ValueState of the current
+``get_runtime_context().get_state(spec)`` -- a ValueState of the current
 key, in the void namespace -- for the count assigners, which keep a per-key
 element counter there.
 
-Pure Python: no Spark, no I/O, no imports from ``api``. Triggers come from
+Pure Python: no Spark, no I/O, no imports from ``api``; of the state backends only
+the plain values of ``statebackends.spec``. Triggers come from
 ``engine.time.triggers``, imported when a default trigger is asked for.
 """
 from __future__ import annotations
@@ -31,6 +32,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import (Any, Callable, Collection, Dict, Generic, Iterable, Iterator, List, Mapping,
                     Optional, TypeVar)
+
+from statebackends.spec import StateKind, StateSpec
 
 from .watermarks import MAX_WATERMARK, MIN_WATERMARK
 
@@ -580,30 +583,16 @@ class GlobalWindows(WindowAssigner[T, GlobalWindow]):
         return "GlobalWindows()"
 
 
-class _CounterDescriptor:
-    """The value-state descriptor of a count assigner's per-key counter
-    (duck-types ValueStateDescriptor)."""
-
-    state_kind = "value"
-    type_info = None
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def get_name(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"ValueStateDescriptor({self.name!r})"
-
-
 TUMBLE_COUNT_STATE = "tumble-count-assigner"
 SLIDE_COUNT_STATE = "slide-count-assigner"
+# A count assigner's per-key counter (value state).
+_TUMBLE_COUNTER = StateSpec(TUMBLE_COUNT_STATE, StateKind.VALUE)
+_SLIDE_COUNTER = StateSpec(SLIDE_COUNT_STATE, StateKind.VALUE)
 
 
-def _next_count(context, descriptor: _CounterDescriptor) -> int:
+def _next_count(context, counter_spec: StateSpec) -> int:
     """The 0-based position of this element among its key's elements; counts it."""
-    counter = context.get_runtime_context().get_state(descriptor)
+    counter = context.get_runtime_context().get_state(counter_spec)
     count = counter.value() or 0
     counter.update(count + 1)
     return count
@@ -614,7 +603,6 @@ class CountTumblingWindowAssigner(WindowAssigner[T, CountWindow]):
 
     def __init__(self, window_size: int):
         self._window_size = _positive_count(window_size, "window_size")
-        self._count_descriptor = _CounterDescriptor(TUMBLE_COUNT_STATE)
 
     @staticmethod
     def of(window_size: int) -> "CountTumblingWindowAssigner":
@@ -622,7 +610,7 @@ class CountTumblingWindowAssigner(WindowAssigner[T, CountWindow]):
 
     def assign_windows(self, element: T, timestamp: int,
                        context: "WindowAssigner.WindowAssignerContext") -> Collection[CountWindow]:
-        return [CountWindow(_next_count(context, self._count_descriptor) // self._window_size)]
+        return [CountWindow(_next_count(context, _TUMBLE_COUNTER) // self._window_size)]
 
     def get_default_trigger(self, env):
         return _trigger("CountTrigger", self._window_size)
@@ -644,7 +632,6 @@ class CountSlidingWindowAssigner(WindowAssigner[T, CountWindow]):
     def __init__(self, window_size: int, window_slide: int):
         self._window_size = _positive_count(window_size, "window_size")
         self._window_slide = _positive_count(window_slide, "window_slide")
-        self._count_descriptor = _CounterDescriptor(SLIDE_COUNT_STATE)
 
     @staticmethod
     def of(window_size: int, window_slide: int) -> "CountSlidingWindowAssigner":
@@ -652,7 +639,7 @@ class CountSlidingWindowAssigner(WindowAssigner[T, CountWindow]):
 
     def assign_windows(self, element: T, timestamp: int,
                        context: "WindowAssigner.WindowAssignerContext") -> Collection[CountWindow]:
-        count = _next_count(context, self._count_descriptor)
+        count = _next_count(context, _SLIDE_COUNTER)
         size, slide = self._window_size, self._window_slide
         window_id = count // slide
         windows = []

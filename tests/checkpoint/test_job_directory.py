@@ -4,16 +4,15 @@ import os
 
 import pytest
 
-from api.common import Types
-from api.datastream.state import ValueStateDescriptor
 from checkpoint.files import write_checked
 from checkpoint.job_directory import JobDirectory, export_checkpoint, read_restore_point
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
-from checkpoint.state_reader import read_keyed_state
+from engine.state_reader import read_keyed_state
 from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 
 MAX_PARALLELISM = 8
-COUNT = ValueStateDescriptor("count", Types.LONG())
+COUNT = StateSpec("count", StateKind.VALUE)
 
 
 def _record(batch_id: int, offset: int = 0) -> CommitRecord:
@@ -27,7 +26,7 @@ def _run_batches(directory: JobDirectory, counts_per_batch, checkpoint_every=Non
     """Writes and commits one state version per batch: key -> count so far."""
     backend = HashMapKeyedStateBackend("counter", (0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
                                        snapshot_interval=3)
-    state = backend.get_state(COUNT)
+    state = backend.state(COUNT)
     for batch_id, keys in enumerate(counts_per_batch):
         for key in keys:
             backend.set_current_key(key)

@@ -6,11 +6,12 @@ import tempfile
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from descriptors import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateStore
-from statebackends.hashmap import HashMapKeyedStateBackend, KeyGroupMismatchError
+from statebackends.base import KeyGroupMismatchError
+from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.keygroups import assign_key_group, key_group_range_for_operator
+from statebackends.spec import StateKind, StateSpec
 
 # tmpfs makes fsync nearly free: hundreds of hypothesis examples stay fast.
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -34,9 +35,9 @@ def apply(backend, model, operation):
     kind, (key, namespace), argument = operation
     backend.set_current_key(key)
     backend.set_current_namespace(namespace)
-    value = backend.get_state(ValueStateDescriptor("v"))
-    lists = backend.get_list_state(ListStateDescriptor("l"))
-    maps = backend.get_map_state(MapStateDescriptor("m"))
+    value = backend.state(StateSpec("v", StateKind.VALUE))
+    lists = backend.state(StateSpec("l", StateKind.LIST))
+    maps = backend.state(StateSpec("m", StateKind.MAP))
     if kind == "value_update":
         value.update(argument)
         model[("v", key, namespace)] = argument
@@ -161,7 +162,7 @@ def oldest_restorable_version(last_version, snapshot_interval):
 
 def test_snapshot_cadence_and_pruning(store):
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM, snapshot_interval=3)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     for version in range(8):
         backend.set_current_key(version)
         state.update(version)
@@ -185,7 +186,7 @@ def test_a_retried_version_overwrites_the_stale_attempt(store):
     key = 1
     failed = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     failed.set_current_key(key)
-    failed.get_state(ValueStateDescriptor("v")).update("from the failed attempt")
+    failed.state(StateSpec("v", StateKind.VALUE)).update("from the failed attempt")
     failed.write_version(store, 1)
     retry = HashMapKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0)
     assert list(retry.entries()) == []
@@ -205,7 +206,7 @@ def test_state_of_a_key_outside_the_range_is_refused(store):
     key = next(k for k in range(100) if assign_key_group(k, MAX_PARALLELISM) > 7)
     backend = HashMapKeyedStateBackend("op", (0, 7), MAX_PARALLELISM)
     backend.set_current_key(key)
-    backend.get_state(ValueStateDescriptor("v")).update(1)
+    backend.state(StateSpec("v", StateKind.VALUE)).update(1)
     with pytest.raises(KeyGroupMismatchError, match=f"key {key}"):
         backend.write_version(store, 0)
 
@@ -213,7 +214,7 @@ def test_state_of_a_key_outside_the_range_is_refused(store):
 def test_restore_detects_a_corrupt_file(store):
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     backend.set_current_key("k")
-    backend.get_state(ValueStateDescriptor("v")).update("x")
+    backend.state(StateSpec("v", StateKind.VALUE)).update("x")
     backend.write_version(store, 0)
     path = store.list_files("op")[0].path
     with open(path, "r+b") as f:
@@ -227,11 +228,11 @@ def test_restore_detects_a_corrupt_file(store):
 def test_restored_state_kinds_are_checked_on_registration(store):
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     backend.set_current_key("k")
-    backend.get_list_state(ListStateDescriptor("x")).add(1)
+    backend.state(StateSpec("x", StateKind.LIST)).add(1)
     backend.write_version(store, 0)
     restored = HashMapKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0)
     assert restored.state_kinds() == {"x": "list"}
     with pytest.raises(TypeError, match="is list state"):
-        restored.get_state(ValueStateDescriptor("x"))
+        restored.state(StateSpec("x", StateKind.VALUE))
     restored.set_current_key("k")
-    assert restored.get_list_state(ListStateDescriptor("x")).get() == [1]
+    assert restored.state(StateSpec("x", StateKind.LIST)).get() == [1]

@@ -1,11 +1,8 @@
 """State semantics; expected values observed in PyFlink 2.3.0 (keyed process function)."""
 import pytest
 
-from descriptors import (
-    AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor,
-    ReducingStateDescriptor, ValueStateDescriptor,
-)
 from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 
 
 class Average:
@@ -35,7 +32,7 @@ def backend():
 
 
 def test_value_state(backend):
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     assert state.value() is None
     state.update(5)
     assert state.value() == 5
@@ -47,7 +44,7 @@ def test_value_state(backend):
 
 
 def test_list_state(backend):
-    state = backend.get_list_state(ListStateDescriptor("l"))
+    state = backend.state(StateSpec("l", StateKind.LIST))
     assert list(state.get()) == [] and list(state) == []
     state.add(1)
     state.add_all([2, 3])
@@ -62,14 +59,14 @@ def test_list_state(backend):
 
 
 def test_list_state_get_is_a_copy(backend):
-    state = backend.get_list_state(ListStateDescriptor("l"))
+    state = backend.state(StateSpec("l", StateKind.LIST))
     state.add(1)
     state.get().append(2)
     assert list(state.get()) == [1]
 
 
 def test_map_state(backend):
-    state = backend.get_map_state(MapStateDescriptor("m"))
+    state = backend.state(StateSpec("m", StateKind.MAP))
     assert state.get("x") is None and state["x"] is None
     assert not state.contains("x") and state.is_empty() and list(state.items()) == []
     state.remove("x")
@@ -92,7 +89,7 @@ def test_map_state(backend):
 
 
 def test_map_state_removing_the_last_entry_leaves_it_empty(backend):
-    state = backend.get_map_state(MapStateDescriptor("m"))
+    state = backend.state(StateSpec("m", StateKind.MAP))
     state["a"] = 1
     del state["a"]
     assert state.is_empty() and list(backend.entries()) == []
@@ -100,7 +97,7 @@ def test_map_state_removing_the_last_entry_leaves_it_empty(backend):
 
 def test_reducing_state_with_a_function_or_a_callable(backend):
     for name, function in (("object", Sum()), ("callable", lambda a, b: a + b)):
-        state = backend.get_reducing_state(ReducingStateDescriptor(name, function))
+        state = backend.state(StateSpec(name, StateKind.REDUCING, function))
         assert state.get() is None
         state.add(1)
         state.add(2)
@@ -110,7 +107,7 @@ def test_reducing_state_with_a_function_or_a_callable(backend):
 
 
 def test_aggregating_state(backend):
-    state = backend.get_aggregating_state(AggregatingStateDescriptor("a", Average()))
+    state = backend.state(StateSpec("a", StateKind.AGGREGATING, Average()))
     assert state.get() is None
     state.add(1)
     state.add(2)
@@ -120,7 +117,7 @@ def test_aggregating_state(backend):
 
 
 def test_state_objects_follow_the_current_key_and_namespace(backend):
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     for key in ("a", "b"):
         backend.set_current_key(key)
         state.update(key.upper())
@@ -135,29 +132,26 @@ def test_state_objects_follow_the_current_key_and_namespace(backend):
                                       ("v", "b", None, "B")}
 
 
-def test_same_descriptor_name_gives_the_same_state(backend):
-    first = backend.get_state(ValueStateDescriptor("v"))
-    assert backend.get_state(ValueStateDescriptor("v")) is first
-
-
-def test_descriptor_of_the_wrong_kind_is_rejected(backend):
-    with pytest.raises(TypeError, match=r"get_state\(\) needs a ValueStateDescriptor, "
-                                        r"got ListStateDescriptor 'x'"):
-        backend.get_state(ListStateDescriptor("x"))
-    with pytest.raises(TypeError, match="get_map_state"):
-        backend.get_map_state(ValueStateDescriptor("x"))
+def test_same_state_name_gives_the_same_state(backend):
+    first = backend.state(StateSpec("v", StateKind.VALUE))
+    assert backend.state(StateSpec("v", StateKind.VALUE)) is first
 
 
 def test_name_registered_with_another_kind_is_rejected(backend):
-    backend.get_list_state(ListStateDescriptor("x"))
+    backend.state(StateSpec("x", StateKind.LIST))
     with pytest.raises(TypeError, match="'x' of operator 'op' is list state"):
-        backend.get_state(ValueStateDescriptor("x"))
+        backend.state(StateSpec("x", StateKind.VALUE))
+
+
+def test_value_table_is_only_for_value_state(backend):
+    with pytest.raises(TypeError, match=r"value_table\(\) needs value state, got list state 'x'"):
+        backend.value_table(StateSpec("x", StateKind.LIST))
 
 
 def test_merge_namespaces_folds_windows_into_one():
     backend = HashMapKeyedStateBackend("op", (0, 127), 128)
-    lists = backend.get_list_state(ListStateDescriptor("xs"))
-    sums = backend.get_reducing_state(ReducingStateDescriptor("sum", lambda a, b: a + b))
+    lists = backend.state(StateSpec("xs", StateKind.LIST))
+    sums = backend.state(StateSpec("sum", StateKind.REDUCING, lambda a, b: a + b))
     backend.set_current_key("k")
     for namespace, values in (("w1", [1, 2]), ("w2", [3]), ("w3", [])):
         backend.set_current_namespace(namespace)

@@ -12,15 +12,12 @@ import pytest
 
 import test_hashmap
 import test_heap_states
-from descriptors import (
-    AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor,
-    ReducingStateDescriptor, ValueStateDescriptor,
-)
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.keygroups import assign_key_group, key_group_range_for_operator
 from statebackends import rocksdb
 from statebackends.rocksdb import RocksDBKeyedStateBackend, RocksDBTable
+from statebackends.spec import StateKind, StateSpec
 
 FAST_TMP = test_hashmap.FAST_TMP
 MAX_PARALLELISM = test_hashmap.MAX_PARALLELISM
@@ -85,11 +82,11 @@ Average = test_heap_states.Average
 
 
 def _fill(backend):
-    value = backend.get_state(ValueStateDescriptor("v"))
-    lists = backend.get_list_state(ListStateDescriptor("l"))
-    maps = backend.get_map_state(MapStateDescriptor("m"))
-    sums = backend.get_reducing_state(ReducingStateDescriptor("r", lambda a, b: a + b))
-    averages = backend.get_aggregating_state(AggregatingStateDescriptor("a", Average()))
+    value = backend.state(StateSpec("v", StateKind.VALUE))
+    lists = backend.state(StateSpec("l", StateKind.LIST))
+    maps = backend.state(StateSpec("m", StateKind.MAP))
+    sums = backend.state(StateSpec("r", StateKind.REDUCING, lambda a, b: a + b))
+    averages = backend.state(StateSpec("a", StateKind.AGGREGATING, Average()))
     for key in range(30):
         backend.set_current_key(key)
         for namespace in (None, ("w", key % 3)):
@@ -121,17 +118,17 @@ def test_values_are_stored_in_rocksdb_not_in_python_dicts(store):
     assert len(raw) == len(_contents(backend)) == 5 * 30 * 2
     backend.set_current_key(7)
     backend.set_current_namespace(("w", 1))
-    assert backend.get_list_state(ListStateDescriptor("l")).get() == [7, 8]
-    assert backend.get_map_state(MapStateDescriptor("m")).items() == [("x", 7), ("y", [7])]
-    assert backend.get_reducing_state(ReducingStateDescriptor("r", None)).get() == 8
-    assert backend.get_aggregating_state(AggregatingStateDescriptor("a", Average())).get() == 8
+    assert backend.state(StateSpec("l", StateKind.LIST)).get() == [7, 8]
+    assert backend.state(StateSpec("m", StateKind.MAP)).items() == [("x", 7), ("y", [7])]
+    assert backend.state(StateSpec("r", StateKind.REDUCING, None)).get() == 8
+    assert backend.state(StateSpec("a", StateKind.AGGREGATING, Average())).get() == 8
     backend.close()
 
 
 def test_batch_writes_are_buffered_in_bounded_memory_and_read_back(monkeypatch):
     monkeypatch.setattr(rocksdb, "_WRITE_BUFFER_BYTES", 2000)
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    counts = backend.get_state(ValueStateDescriptor("count"))
+    counts = backend.state(StateSpec("count", StateKind.VALUE))
     for i in range(2000):
         backend.set_current_key(f"k{i % 100}")
         counts.update((counts.value() or 0) + 1)
@@ -161,11 +158,11 @@ def test_values_survive_reopening_the_database():
 def test_read_values_are_copies_and_in_place_changes_need_the_state_api():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     backend.set_current_key("k")
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     state.update([1])
     state.value().append(2)
     assert state.value() == [1]
-    lists = backend.get_list_state(ListStateDescriptor("l"))
+    lists = backend.state(StateSpec("l", StateKind.LIST))
     lists.add(1)
     lists.get().append(99)
     lists.add(2)
@@ -175,8 +172,8 @@ def test_read_values_are_copies_and_in_place_changes_need_the_state_api():
 
 def test_value_table_view_follows_the_dirty_contract(store):
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    descriptor = ValueStateDescriptor("count")
-    table, dirty = backend.value_table(descriptor)
+    spec = StateSpec("count", StateKind.VALUE)
+    table, dirty = backend.value_table(spec)
     assert table.get(("a", None)) is None and ("a", None) not in table
     table[("a", None)] = 1
     dirty.add(("a", None))
@@ -193,14 +190,14 @@ def test_value_table_view_follows_the_dirty_contract(store):
     restored = RocksDBKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 1)
     assert _contents(restored) == {("count", "b", None): [1, 2]}
     backend.set_current_key("b")
-    assert backend.get_state(descriptor).value() == [1, 2]
+    assert backend.state(spec).value() == [1, 2]
     backend.close()
     restored.close()
 
 
 def test_equal_slots_map_to_the_same_entry_regardless_of_identity():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     shared = "ab" * 3
     backend.set_current_key((shared, shared))
     state.update(1)
@@ -221,10 +218,10 @@ def test_round_trip_and_backend_switch(writer, reader, snapshot_interval, store)
     backend.write_version(store, 0)
     at_0 = copy.deepcopy(_contents(backend))  # hashmap values are changed in place
     backend.set_current_key(3)
-    backend.get_state(ValueStateDescriptor("v")).clear()
-    backend.get_map_state(MapStateDescriptor("m")).remove("x")
+    backend.state(StateSpec("v", StateKind.VALUE)).clear()
+    backend.state(StateSpec("m", StateKind.MAP)).remove("x")
     backend.set_current_key(4)
-    backend.get_list_state(ListStateDescriptor("l")).add("new")
+    backend.state(StateSpec("l", StateKind.LIST)).add("new")
     backend.write_version(store, 1)
     at_1 = _contents(backend)
     assert at_0 != at_1
@@ -244,7 +241,7 @@ def _write_lists_at_parallelism(store, parallelism, keys, versions, **backend_op
         key_group_range = key_group_range_for_operator(MAX_PARALLELISM, parallelism, index)
         backend = RocksDBKeyedStateBackend("op", key_group_range, MAX_PARALLELISM,
                                            **backend_options)
-        state = backend.get_list_state(ListStateDescriptor("l"))
+        state = backend.state(StateSpec("l", StateKind.LIST))
         for key in range(keys):
             if key_group_range[0] <= assign_key_group(key, MAX_PARALLELISM) <= key_group_range[1]:
                 backend.set_current_key(key)
@@ -280,7 +277,7 @@ def test_rescale_restore(store):
 def test_close_removes_the_working_directory():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     backend.set_current_key(1)
-    backend.get_state(ValueStateDescriptor("v")).update(1)
+    backend.state(StateSpec("v", StateKind.VALUE)).update(1)
     directory = backend.working_dir
     assert os.path.isdir(directory)
     backend.close()
@@ -301,9 +298,9 @@ def test_keys_are_prefixed_by_their_key_group_and_serialized_compactly():
         key, namespace = deserialize(db_key[4:])
         assert int.from_bytes(db_key[:2], "big") == assign_key_group(key, MAX_PARALLELISM)
     backend.set_current_key("word")
-    backend.get_state(ValueStateDescriptor("v")).update(("word", 5))
+    backend.state(StateSpec("v", StateKind.VALUE)).update(("word", 5))
     backend.writes.flush()
-    table, _ = backend.value_table(ValueStateDescriptor("v"))
+    table, _ = backend.value_table(StateSpec("v", StateKind.VALUE))
     data = backend.db.get(table.db_key(("word", None)))
     assert len(data) < len(__import__("pickle").dumps(("word", 5), 5)) // 2
     backend.close()
@@ -319,7 +316,7 @@ Point = namedtuple("Point", "x y")
 def test_db_keys_are_group_state_id_and_the_serialized_pair(key, namespace):
     from statebackends.serialization import serialize_key
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    table, _ = backend.value_table(ValueStateDescriptor("v"))
+    table, _ = backend.value_table(StateSpec("v", StateKind.VALUE))
     expected = (assign_key_group(key, MAX_PARALLELISM).to_bytes(2, "big") + table.state_id
                 + serialize_key([key, namespace]))
     for _ in range(2):  # computed, then remembered
@@ -330,7 +327,7 @@ def test_db_keys_are_group_state_id_and_the_serialized_pair(key, namespace):
 def test_unserializable_keys_namespaces_and_values_are_named_in_the_error():
     import threading
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     backend.set_current_key("k")
     backend.set_current_namespace(threading.Lock())
     with pytest.raises(TypeError, match="operator 'op': state key 'k' / namespace <unlocked"):
@@ -343,7 +340,7 @@ def test_unserializable_keys_namespaces_and_values_are_named_in_the_error():
 
 def test_equal_keys_of_different_types_stay_apart():
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     for round_ in range(2):
         for key in (1, True, 1.0, "1"):
             backend.set_current_key(key)
@@ -357,7 +354,7 @@ def test_equal_keys_of_different_types_stay_apart():
 
 def test_types_stay_exact_through_rocksdb_and_restore(store):
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     pairs = [(1, (1, [2, (3,)])), (False, {"a": {1, 2}}), (1.5, Point(1, 2)),
              ((1, "a"), 2 ** 80), ("s", [b"x", None, frozenset({"y"})]), (Point(0, 0), "\udc80")]
     for key, value in pairs:
@@ -400,7 +397,7 @@ def disk_store():
 
 
 def _put_many(backend, keys, value):
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     for key in keys:
         backend.set_current_key(key)
         state.update(f"{value}-{key}" * 5)
@@ -484,7 +481,7 @@ def test_restoring_an_incremental_snapshot_links_its_files_and_keeps_sharing(dis
 def test_incremental_snapshot_cadence_and_pruning(store):
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM, snapshot_interval=3,
                                        incremental=True, local_dir=FAST_TMP)
-    state = backend.get_state(ValueStateDescriptor("v"))
+    state = backend.state(StateSpec("v", StateKind.VALUE))
     for version in range(8):
         backend.set_current_key(version)
         state.update(version)

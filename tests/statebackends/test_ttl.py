@@ -7,13 +7,11 @@ import tempfile
 import pytest
 
 from api.common.time import Time
-from api.datastream.state import (
-    AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor,
-    ReducingStateDescriptor, StateTtlConfig, ValueStateDescriptor,
-)
+from api.datastream.state import StateTtlConfig
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 from statebackends.ttl import cleanup_expired_state, ttl_state
 from tests.statebackends.test_heap_states import Average
 
@@ -38,7 +36,7 @@ def backend(backend_class):
     backend = backend_class("op", (0, 127), 128, snapshot_interval=2)
     backend.set_current_key("k")
     yield backend
-    getattr(backend, "close", lambda: None)()
+    backend.close()
 
 
 @pytest.fixture
@@ -58,16 +56,9 @@ def config(read=False, return_expired=False, ttl=TTL, cleanup=None):
 
 
 def make(backend, clock, kind, ttl_config, name=None):
-    descriptor = {
-        "value": lambda n: ValueStateDescriptor(n, None),
-        "list": lambda n: ListStateDescriptor(n, None),
-        "map": lambda n: MapStateDescriptor(n, None, None),
-        "reducing": lambda n: ReducingStateDescriptor(n, lambda a, b: a + b, None),
-        "aggregating": lambda n: AggregatingStateDescriptor(n, Average(), None),
-    }[kind](name or kind)
-    getter = {"value": "get_state", "list": "get_list_state", "map": "get_map_state",
-              "reducing": "get_reducing_state", "aggregating": "get_aggregating_state"}[kind]
-    return ttl_state(backend, getter, descriptor, ttl_config, clock)
+    function = {"reducing": lambda a, b: a + b, "aggregating": Average()}.get(kind)
+    spec = StateSpec(name or kind, StateKind(kind), function)
+    return ttl_state(backend, spec, ttl_config, clock)
 
 
 def stored(backend, name="value", key="k"):
@@ -329,12 +320,6 @@ def test_a_name_keeps_one_ttl_state_and_one_configuration(backend, clock):
     assert make(backend, clock, "value", config()) is state
     with pytest.raises(ValueError, match="state 'value' is already in use with TTL"):
         make(backend, clock, "value", config(read=True))
-
-
-def test_the_getter_must_match_the_descriptor(backend, clock):
-    with pytest.raises(TypeError, match=r"get_state\(\) cannot create state 'l' from a "
-                                        r"ListStateDescriptor"):
-        ttl_state(backend, "get_state", ListStateDescriptor("l", None), config(), clock)
 
 
 # --- persistence and cleanup at snapshots ---------------------------------------------

@@ -21,7 +21,9 @@ from api.datastream.state import (
 )
 from api.testing.test_stream import TestStream
 from engine.runtime_context import StreamingRuntimeContext
-from statebackends.hashmap import DEFAULT_SNAPSHOT_INTERVAL, HashMapKeyedStateBackend
+from statebackends.base import DEFAULT_SNAPSHOT_INTERVAL
+from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 from tests.conftest import make_env
 
 
@@ -199,8 +201,8 @@ def test_state_without_ttl_or_with_disabled_ttl_is_the_backends_own():
     disabled = ValueStateDescriptor("disabled", None)
     disabled.enable_time_to_live(StateTtlConfig.new_builder(Time.seconds(1))
                                  .set_update_type(StateTtlConfig.UpdateType.Disabled).build())
-    assert context.get_state(plain) is backend.get_state(plain)
-    assert context.get_state(disabled) is backend.get_state(disabled)
+    assert context.get_state(plain) is backend.state(StateSpec("plain", StateKind.VALUE))
+    assert context.get_state(disabled) is backend.state(StateSpec("disabled", StateKind.VALUE))
 
 
 def test_ttl_state_needs_a_clock_and_the_matching_getter():
@@ -210,7 +212,8 @@ def test_ttl_state_needs_a_clock_and_the_matching_getter():
     with pytest.raises(RuntimeError, match="State 'l' has time-to-live enabled, but "
                                            "operator 'op' has no processing-time clock"):
         runtime_context(backend).get_list_state(descriptor)
-    with pytest.raises(TypeError, match=r"get_map_state\(\) cannot create state 'l'"):
+    with pytest.raises(TypeError, match=r"get_map_state\(\) needs a MapStateDescriptor, "
+                                         r"got ListStateDescriptor 'l'"):
         runtime_context(backend, Clock()).get_map_state(descriptor)
 
 

@@ -10,7 +10,8 @@ from checkpoint.state_store import StateStore
 from engine.time.timers import (
     EVENT_TIME, PROCESSING_TIME, InternalTimerService, Timer, order_token,
 )
-from statebackends.hashmap import VOID_NAMESPACE, HashMapKeyedStateBackend
+from statebackends.base import VOID_NAMESPACE
+from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.keygroups import assign_key_group, key_group_range_for_operator
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None

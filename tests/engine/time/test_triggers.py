@@ -12,6 +12,7 @@ from engine.time.triggers import (
     TriggerResult,
 )
 from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.spec import StateKind
 
 CONTINUE, FIRE, PURGE, FIRE_AND_PURGE = (TriggerResult.CONTINUE, TriggerResult.FIRE,
                                          TriggerResult.PURGE, TriggerResult.FIRE_AND_PURGE)
@@ -116,14 +117,13 @@ class FakeContext(Trigger.OnMergeContext):
     def delete_event_time_timer(self, time):
         self.event_timers.discard((self.window, time))
 
-    def get_partitioned_state(self, state_descriptor):
-        assert state_descriptor.state_kind == "reducing"
-        return DictReducingState(self.state, (self.window, state_descriptor.get_name()),
-                                 state_descriptor.get_reduce_function())
+    def get_partitioned_state(self, spec):
+        assert spec.kind is StateKind.REDUCING
+        return DictReducingState(self.state, (self.window, spec.name), spec.function)
 
-    def merge_partitioned_state(self, state_descriptor):
-        name = state_descriptor.get_name()
-        target = self.get_partitioned_state(state_descriptor)
+    def merge_partitioned_state(self, spec):
+        name = spec.name
+        target = self.get_partitioned_state(spec)
         for source in self.merged_windows:
             value = self.state.pop((source, name), None)
             if value is not None:
@@ -557,11 +557,11 @@ class BackendContext(FakeContext):
         self.backend.set_current_namespace(window)
         return super().at(window, merged_windows)
 
-    def get_partitioned_state(self, state_descriptor):
-        return self.backend.get_reducing_state(state_descriptor)
+    def get_partitioned_state(self, spec):
+        return self.backend.state(spec)
 
 
-def test_builtin_state_descriptors_work_with_the_hashmap_backend():
+def test_builtin_state_specs_work_with_the_hashmap_backend():
     ctx = BackendContext()
     count = CountTrigger.of(2)
     a, b = Win(0, 10), Win(10, 20)

@@ -18,7 +18,9 @@ from engine.time.windows import (
     SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow,
     TumblingEventTimeWindows, TumblingProcessingTimeWindows, Window, WindowAssigner,
 )
-from statebackends.hashmap import VOID_NAMESPACE, HashMapKeyedStateBackend
+from statebackends.base import VOID_NAMESPACE
+from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.spec import StateKind, StateSpec
 
 W = TimeWindow
 
@@ -306,8 +308,7 @@ def test_count_assigners_match_pyflink(assigner, expected):
 def test_count_assigners_count_per_key_in_keyed_value_state():
     backend, out = count_windows(CountTumblingWindowAssigner.of(2), ["a", "b", "a", "a", "b", "c"])
     assert out == [[0], [0], [0], [1], [0], [0]]
-    table, _ = backend.value_table(types.SimpleNamespace(state_kind="value",
-                                                         get_name=lambda: "tumble-count-assigner"))
+    table, _ = backend.value_table(StateSpec("tumble-count-assigner", StateKind.VALUE))
     assert table == {("a", VOID_NAMESPACE): 3, ("b", VOID_NAMESPACE): 2, ("c", VOID_NAMESPACE): 1}
     backend, _ = count_windows(CountSlidingWindowAssigner.of(2, 1), ["a", "b"])
     assert "slide-count-assigner" in set(backend.state_kinds())

@@ -15,6 +15,10 @@ from typing import Any, Hashable, List, NamedTuple
 
 from checkpoint.job_directory import METADATA_FILE, JobDirectory, RestorePoint, \
     read_restore_point
+from statebackends.spec import STORED_KINDS
+from statebackends.ttl import without_timestamps
+
+from .state_backends import restore_backend
 
 __all__ = ["KeyedStateRow", "read_keyed_state", "open_restore_point"]
 
@@ -49,13 +53,9 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
     if info is None:
         raise KeyError(f"{point.path} has no keyed state of operator {operator_uid!r}; "
                        f"operators with keyed state: {sorted(record.operators)}")
-    from statebackends.hashmap import HashMapKeyedStateBackend
-    from statebackends.rocksdb import RocksDBKeyedStateBackend
-    from statebackends.ttl import without_timestamps
-    backend_class = {"hashmap": HashMapKeyedStateBackend,
-                     "rocksdb": RocksDBKeyedStateBackend}[record.state_backend]
-    backend = backend_class.restore(point.store, operator_uid, (0, info.max_parallelism - 1),
-                                    info.max_parallelism, record.batch_id)
+    backend = restore_backend(record.state_backend, point.store, operator_uid,
+                              (0, info.max_parallelism - 1), info.max_parallelism,
+                              record.batch_id)
     try:
         kinds = backend.state_kinds()
         if state_name not in kinds:
@@ -63,13 +63,11 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                            f"{state_name!r}; its states: {sorted(kinds)}")
         rows = [KeyedStateRow(key, namespace, value)
                 for name, key, namespace, value in backend.entries() if name == state_name]
-        kind, ttl_marker, _ = kinds[state_name].partition(" with TTL")
-        if ttl_marker:
+        kind, with_ttl = STORED_KINDS[kinds[state_name]]
+        if with_ttl:
             rows = [row._replace(value=without_timestamps(kind, row.value)) for row in rows]
     finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
+        backend.close()
     return rows if spark is None else _data_frame(spark, rows)
 
 
