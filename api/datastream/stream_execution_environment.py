@@ -38,33 +38,31 @@ MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' b
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
-STATE_BACKEND = "state.backend.type"
+STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
 SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
 IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
-DEFAULT_JOB_NAME = "Flink Streaming Job"             # "hashmap" (default) or "rocksdb"
+DEFAULT_JOB_NAME = "Flink Streaming Job"
+GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
 
 
 class StreamExecutionEnvironment:
     """The context in which a streaming program is built and executed."""
 
     def __init__(self, configuration: Optional[Configuration] = None, spark_session=None):
-        self._conf: Dict[str, str] = dict(configuration.to_dict()) if configuration else {}
+        self._conf: Dict[str, str] = {}
         self._spark_session = spark_session
-        self._parallelism = int(self._conf.get("parallelism.default", os.cpu_count() or 1))
-        self._max_parallelism = int(self._conf.get("pipeline.max-parallelism",
-                                                   DEFAULT_MAX_PARALLELISM))
-        mode = self._conf.get("execution.runtime-mode", "STREAMING").upper()
-        self._runtime_mode = RuntimeExecutionMode[mode]
+        self._parallelism = os.cpu_count() or 1
+        self._max_parallelism = DEFAULT_MAX_PARALLELISM
+        self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
         self._buffer_timeout = 100
         self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
-        self._state_backend = EmbeddedRocksDBStateBackend(
-            self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower() == "true") \
-            if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
-            else HashMapStateBackend()
+        self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
+        if configuration is not None:
+            self.configure(configuration)
 
     @staticmethod
     def get_execution_environment(configuration: Optional[Configuration] = None,
@@ -158,6 +156,27 @@ class StreamExecutionEnvironment:
 
     def get_config(self) -> ExecutionConfig:
         return self._config
+
+    def configure(self, configuration: Configuration) -> None:
+        """Applies the options set in ``configuration`` (e.g. ``parallelism.default``,
+        ``pipeline.global-job-parameters``, ``state.backend.type``, checkpointing and
+        ``python.*`` options); settings it does not mention keep their values."""
+        entries = configuration.to_dict()
+        self._conf.update(entries)
+        if "parallelism.default" in entries:
+            self.set_parallelism(int(entries["parallelism.default"]))
+        if "pipeline.max-parallelism" in entries:
+            self.set_max_parallelism(int(entries["pipeline.max-parallelism"]))
+        if "execution.runtime-mode" in entries:
+            self._runtime_mode = RuntimeExecutionMode[entries["execution.runtime-mode"].upper()]
+        if STATE_BACKEND in entries or INCREMENTAL_CHECKPOINTS in entries:
+            incremental = self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower()
+            self._state_backend = EmbeddedRocksDBStateBackend(incremental == "true") \
+                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
+                else HashMapStateBackend()
+        if GLOBAL_JOB_PARAMETERS in entries:
+            self._config.set_global_job_parameters(
+                _parse_job_parameters(entries[GLOBAL_JOB_PARAMETERS]))
 
     def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
         """Runs every operator in a stage of its own."""
@@ -287,6 +306,27 @@ class StreamExecutionEnvironment:
         plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
                           settings.chaining_enabled)
         return execution_plan_json(plan)
+
+
+def _parse_job_parameters(value: str) -> Dict[str, str]:
+    """``pipeline.global-job-parameters`` as Flink reads it: ``k1:v1,k2:v2``, blanks
+    around keys and values dropped."""
+    items = [item.strip() for item in value.split(",")]
+    if items and not items[0]:
+        items = items[1:]   # Flink accepts one leading and one trailing comma
+    if items and not items[-1]:
+        items = items[:-1]
+    parameters: Dict[str, str] = {}
+    for item in items:
+        key, colon, rest = item.partition(":")
+        if not colon or not key.strip() or not rest.strip() or ":" in rest:
+            raise ValueError(f"Could not parse value {value!r} for key "
+                             f"'{GLOBAL_JOB_PARAMETERS}': {item!r} is not a key:value pair")
+        if key.strip() in parameters:
+            raise ValueError(f"Could not parse value {value!r} for key "
+                             f"'{GLOBAL_JOB_PARAMETERS}': duplicate key {key.strip()!r}")
+        parameters[key.strip()] = rest.strip()
+    return parameters
 
 
 def _convert_element(type_info: TypeInformation, index: int, element):
