@@ -6,6 +6,7 @@ partition index. Stage outputs are persisted for the batch, so a stage feeding
 several shuffles and the driver runs once.
 """
 import functools
+import logging
 import os
 import re
 import shutil
@@ -34,9 +35,23 @@ def _check_java() -> None:
         raise RuntimeError(JAVA_MISSING)
 
 
+# Client libraries whose INFO lines (e.g. py4j's "Closing down clientserver connection")
+# would reach a program that logs to stdout at INFO; PyFlink's client keeps them quiet.
+CLIENT_LOGGERS = ("py4j", "pyspark")
+
+
+def _quiet_client_loggers() -> None:
+    """Sets the client libraries' loggers to WARNING unless the user set their level."""
+    for name in CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
+
+
 def get_spark_session(master: str, conf: Dict[str, str]):
     """The active SparkSession, or a new quiet one for ``master`` with ``conf``."""
     from pyspark.sql import SparkSession
+    _quiet_client_loggers()
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
