@@ -11,6 +11,9 @@ from engine.graph import PlanError, Transformation, build_plan, execution_plan_j
 from engine.job import JobSettings, create_runner
 from engine.scheduler import CheckpointOptions
 from engine.operators.io import SourceOperator
+from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
+                                        PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
+                                        CachedFile, PythonDependencies)
 from engine.sources import CollectionSource
 
 from api.common.configuration import Configuration
@@ -61,6 +64,7 @@ class StreamExecutionEnvironment:
         self._sinks: List[Transformation] = []
         self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
+        self._cached_files: List[CachedFile] = []
         if configuration is not None:
             self.configure(configuration)
 
@@ -178,6 +182,46 @@ class StreamExecutionEnvironment:
             self._config.set_global_job_parameters(
                 _parse_job_parameters(entries[GLOBAL_JOB_PARAMETERS]))
 
+    # --- Python dependencies (shipped to the workers when the job runs) ----------------
+    def add_python_file(self, file_path: str) -> None:
+        """Adds a Python file, package directory or zip to the workers' import path, as
+        ``python.files`` does: a .py file's module, a directory's contents and a zip's
+        contents become importable (e.g. ``env.add_python_file("deps")`` after
+        ``pip install --target deps -r requirements.txt``)."""
+        files = self._conf.get(PYTHON_FILES)
+        self._conf[PYTHON_FILES] = file_path if not files else \
+            FILE_DELIMITER.join([file_path, files])
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cache_dir: str = None) -> None:
+        """Names a requirements.txt the tasks' Python must satisfy (``python.requirements``).
+        Packages are not installed for the job: execute() fails, naming what is missing,
+        unless they are installed where the tasks run (or shipped with add_python_file)."""
+        requirements = requirements_file_path if requirements_cache_dir is None else \
+            PARAM_DELIMITER.join([requirements_file_path, requirements_cache_dir])
+        self._conf[PYTHON_REQUIREMENTS] = requirements
+
+    def add_python_archive(self, archive_path: str, target_dir: str = None) -> None:
+        """Ships a zip archive, extracted into the workers' working directory as
+        ``target_dir`` (default: the archive's file name), so functions open its files by
+        relative paths: ``open("target_dir/data.txt")`` (``python.archives``)."""
+        archive = archive_path if target_dir is None else \
+            PARAM_DELIMITER.join([archive_path, target_dir])
+        archives = self._conf.get(PYTHON_ARCHIVES)
+        self._conf[PYTHON_ARCHIVES] = archive if not archives else \
+            FILE_DELIMITER.join([archives, archive])
+
+    def set_python_executable(self, python_exec: str) -> None:
+        """The Python interpreter of the workers, e.g. "/usr/local/bin/python3", installed
+        on every worker (``python.executable``); it must be set before the Spark session
+        starts."""
+        self._conf[PYTHON_EXECUTABLE] = python_exec
+
+    def register_cached_file(self, file_path: str, name: str, executable: bool = False) -> None:
+        """Ships a file (or directory) with the job: functions open it as ``name``,
+        relative to their working directory, e.g. ``open("my_dictionary")``."""
+        self._cached_files.append(CachedFile(name, file_path, executable))
+
     def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
         """Runs every operator in a stage of its own."""
         self._chaining = False
@@ -252,12 +296,15 @@ class StreamExecutionEnvironment:
                                                  DEFAULT_MICRO_BATCH_INTERVAL_MS)),
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
-            spark_session=self._spark_session, state_dir=checkpoint_directory(self._conf),
+            spark_session=self._spark_session,
+            state_dir=_absolute(checkpoint_directory(self._conf)),
             job_parameters=self._config.get_global_job_parameters(),
             state_backend=self._state_backend.engine_kind,
             state_backend_options=self._state_backend.engine_options(),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
-            checkpoints=self._checkpoint_options())
+            checkpoints=self._checkpoint_options(),
+            python_dependencies=PythonDependencies.from_configuration(
+                self._conf, tuple(self._cached_files)))
 
     def _checkpoint_options(self) -> CheckpointOptions:
         config = self._checkpoint_config
@@ -306,6 +353,11 @@ class StreamExecutionEnvironment:
         plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
                           settings.chaining_enabled)
         return execution_plan_json(plan)
+
+
+def _absolute(path: Optional[str]) -> Optional[str]:
+    # Tasks may run in another working directory (a job's archives and cached files).
+    return None if path is None else os.path.abspath(path)
 
 
 def _parse_job_parameters(value: str) -> Dict[str, str]:
