@@ -272,7 +272,7 @@ def test_a_given_spark_session_is_used(spark):
 
 def test_keyed_state_on_a_cluster_needs_a_shared_state_directory(monkeypatch, spark):
     from engine.executor.spark import SparkExecutor
-    monkeypatch.setattr(SparkExecutor, "__init__", lambda self, session: setattr(
+    monkeypatch.setattr(SparkExecutor, "__init__", lambda self, *args: setattr(
         self, "shares_driver_disk", False))
     env = make_env("spark")
     env.from_collection([("a", 1)]).key_by(lambda r: r[0]).sum(1).print()
