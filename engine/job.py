@@ -1,5 +1,7 @@
 """From the API's transformations to a running job: plan, serialize, pick an executor."""
 import os
+import shutil
+import sys
 import uuid
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -8,6 +10,7 @@ from urllib.parse import quote
 import cloudpickle
 
 from .graph import PlanError, Transformation, build_plan, reachable
+from .python_dependencies import PythonDependencies, check_requirements, staging_directory
 from .scheduler import CheckpointOptions, JobRunner, RunOptions
 from .batch import CompiledJob
 from .state_backends import check_state_backend
@@ -32,6 +35,7 @@ class JobSettings:
     state_backend_options: Dict[str, object] = field(default_factory=dict)
     job_name: str = "Flink Streaming Job"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+    python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
 
     @property
     def job_dir(self) -> Optional[str]:
@@ -66,16 +70,52 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                        dict(settings.state_backend_options))
 
 
+RELATIVE_EXECUTABLE = (
+    "python.executable {!r} is a relative path (an interpreter inside an archive): Spark "
+    "starts a worker's Python before it unpacks a job's files. Install the interpreter on "
+    "every worker and give its absolute path, or ship a packed virtual environment the "
+    "Spark way: 'spark.archives' = 'venv.tar.gz#environment' and PYSPARK_PYTHON="
+    "./environment/bin/python, set before the Spark session starts (YARN, Kubernetes).")
+
+
 def make_executor(settings: JobSettings):
+    """The executor of ``settings.executor``, with the job's Python dependencies packed for
+    it. Requirements are checked on the driver where the tasks run on this machine, and
+    shipped to be checked on the workers otherwise."""
+    dependencies = settings.python_dependencies
     if settings.executor == "local":
         from .executor.local import LocalExecutor
-        return LocalExecutor()
+        if dependencies.executable is not None and \
+                not same_interpreter(dependencies.executable, sys.executable):
+            raise ValueError(f"python.executable {dependencies.executable!r}: the 'local' "
+                             f"executor runs the tasks in this process ({sys.executable})")
+        if dependencies.requirements is not None:
+            check_requirements(dependencies.requirements_file(), sys.executable)
+        return LocalExecutor(dependencies.pack(staging_directory(), ship_requirements=False))
     if settings.executor != "spark":
         raise ValueError(f"unknown executor {settings.executor!r}: use 'spark' or 'local'")
     from .executor.spark import SparkExecutor, get_spark_session
+    executable = dependencies.executable
+    if executable is not None and not os.path.isabs(executable):
+        raise ValueError(RELATIVE_EXECUTABLE.format(executable))
     session = settings.spark_session or get_spark_session(settings.spark_master,
-                                                          settings.spark_conf)
-    return SparkExecutor(session)
+                                                          settings.spark_conf, executable)
+    workers_python = session.sparkContext.pythonExec
+    if executable is not None and not same_interpreter(executable, workers_python):
+        raise ValueError(f"python.executable {executable!r}: the Spark session already runs "
+                         f"its Python workers with {workers_python!r}; set it before the "
+                         "session starts (the first job of this process)")
+    on_this_machine = session.sparkContext.master.startswith("local")
+    if dependencies.requirements is not None and on_this_machine:
+        check_requirements(dependencies.requirements_file(), workers_python)
+    return SparkExecutor(session, dependencies.pack(staging_directory(),
+                                                    ship_requirements=not on_this_machine))
+
+
+def same_interpreter(a: str, b: str) -> bool:
+    """Whether two interpreter names (paths, or names found on PATH) are the same file
+    path; a virtual environment's python is not its base interpreter."""
+    return os.path.abspath(shutil.which(a) or a) == os.path.abspath(shutil.which(b) or b)
 
 
 def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunner:

@@ -34,6 +34,10 @@ class DataStream:
     def __init__(self, env, transformation: Transformation):
         self._env = env
         self._transformation = transformation
+        if transformation.physical and transformation.parallelism is None:
+            # As in PyFlink, an operator takes the environment's parallelism of the moment
+            # it is created: a later env.set_parallelism() leaves it as it is.
+            transformation.parallelism = env.get_parallelism()
 
     # --- properties of the operator that produces this stream -----------------
     def get_name(self) -> str:
@@ -179,7 +183,7 @@ class DataStream:
         return DataStream(self._env, t)
 
     def window_all(self, window_assigner) -> AllWindowedStream:
-        """Cuts the whole (non-keyed) stream into windows; evaluated with parallelism 1."""
+        """Cuts the whole (non-keyed) stream into windows; one subtask evaluates them all."""
         return AllWindowedStream(self, _checked_assigner(window_assigner))
 
     def key_by(self, key_selector: Union[Callable, fn.KeySelector],
@@ -276,7 +280,8 @@ class DataStream:
     def _sink(self, name: str, operator_factory: Callable,
               publisher_factory: Callable) -> "DataStreamSink":
         t = Transformation("sink", name, [self._transformation], operator_factory,
-                           pact="Data Sink", publisher_factory=publisher_factory)
+                           parallelism=self._env.get_parallelism(), pact="Data Sink",
+                           publisher_factory=publisher_factory)
         self._env._add_sink(t)
         return DataStreamSink(t)
 

@@ -11,6 +11,9 @@ from engine.graph import PlanError, Transformation, build_plan, execution_plan_j
 from engine.job import JobSettings, create_runner
 from engine.scheduler import CheckpointOptions
 from engine.operators.io import SourceOperator
+from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
+                                        PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
+                                        CachedFile, PythonDependencies)
 from engine.sources import CollectionSource
 
 from api.common.configuration import Configuration
@@ -38,33 +41,32 @@ MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' b
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
 STATE_DIR = "state.checkpoints.dir"
-STATE_BACKEND = "state.backend.type"
+STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
 SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
 IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
-DEFAULT_JOB_NAME = "Flink Streaming Job"             # "hashmap" (default) or "rocksdb"
+DEFAULT_JOB_NAME = "Flink Streaming Job"
+GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
 
 
 class StreamExecutionEnvironment:
     """The context in which a streaming program is built and executed."""
 
     def __init__(self, configuration: Optional[Configuration] = None, spark_session=None):
-        self._conf: Dict[str, str] = dict(configuration.to_dict()) if configuration else {}
+        self._conf: Dict[str, str] = {}
         self._spark_session = spark_session
-        self._parallelism = int(self._conf.get("parallelism.default", os.cpu_count() or 1))
-        self._max_parallelism = int(self._conf.get("pipeline.max-parallelism",
-                                                   DEFAULT_MAX_PARALLELISM))
-        mode = self._conf.get("execution.runtime-mode", "STREAMING").upper()
-        self._runtime_mode = RuntimeExecutionMode[mode]
+        self._parallelism = os.cpu_count() or 1
+        self._max_parallelism = DEFAULT_MAX_PARALLELISM
+        self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
         self._buffer_timeout = 100
         self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
-        self._state_backend = EmbeddedRocksDBStateBackend(
-            self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower() == "true") \
-            if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
-            else HashMapStateBackend()
+        self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
+        self._cached_files: List[CachedFile] = []
+        if configuration is not None:
+            self.configure(configuration)
 
     @staticmethod
     def get_execution_environment(configuration: Optional[Configuration] = None,
@@ -159,6 +161,67 @@ class StreamExecutionEnvironment:
     def get_config(self) -> ExecutionConfig:
         return self._config
 
+    def configure(self, configuration: Configuration) -> None:
+        """Applies the options set in ``configuration`` (e.g. ``parallelism.default``,
+        ``pipeline.global-job-parameters``, ``state.backend.type``, checkpointing and
+        ``python.*`` options); settings it does not mention keep their values."""
+        entries = configuration.to_dict()
+        self._conf.update(entries)
+        if "parallelism.default" in entries:
+            self.set_parallelism(int(entries["parallelism.default"]))
+        if "pipeline.max-parallelism" in entries:
+            self.set_max_parallelism(int(entries["pipeline.max-parallelism"]))
+        if "execution.runtime-mode" in entries:
+            self._runtime_mode = RuntimeExecutionMode[entries["execution.runtime-mode"].upper()]
+        if STATE_BACKEND in entries or INCREMENTAL_CHECKPOINTS in entries:
+            incremental = self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower()
+            self._state_backend = EmbeddedRocksDBStateBackend(incremental == "true") \
+                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
+                else HashMapStateBackend()
+        if GLOBAL_JOB_PARAMETERS in entries:
+            self._config.set_global_job_parameters(
+                _parse_job_parameters(entries[GLOBAL_JOB_PARAMETERS]))
+
+    # --- Python dependencies (shipped to the workers when the job runs) ----------------
+    def add_python_file(self, file_path: str) -> None:
+        """Adds a Python file, package directory or zip to the workers' import path, as
+        ``python.files`` does: a .py file's module, a directory's contents and a zip's
+        contents become importable (e.g. ``env.add_python_file("deps")`` after
+        ``pip install --target deps -r requirements.txt``)."""
+        files = self._conf.get(PYTHON_FILES)
+        self._conf[PYTHON_FILES] = file_path if not files else \
+            FILE_DELIMITER.join([file_path, files])
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cache_dir: str = None) -> None:
+        """Names a requirements.txt the tasks' Python must satisfy (``python.requirements``).
+        Packages are not installed for the job: execute() fails, naming what is missing,
+        unless they are installed where the tasks run (or shipped with add_python_file)."""
+        requirements = requirements_file_path if requirements_cache_dir is None else \
+            PARAM_DELIMITER.join([requirements_file_path, requirements_cache_dir])
+        self._conf[PYTHON_REQUIREMENTS] = requirements
+
+    def add_python_archive(self, archive_path: str, target_dir: str = None) -> None:
+        """Ships a zip archive, extracted into the workers' working directory as
+        ``target_dir`` (default: the archive's file name), so functions open its files by
+        relative paths: ``open("target_dir/data.txt")`` (``python.archives``)."""
+        archive = archive_path if target_dir is None else \
+            PARAM_DELIMITER.join([archive_path, target_dir])
+        archives = self._conf.get(PYTHON_ARCHIVES)
+        self._conf[PYTHON_ARCHIVES] = archive if not archives else \
+            FILE_DELIMITER.join([archives, archive])
+
+    def set_python_executable(self, python_exec: str) -> None:
+        """The Python interpreter of the workers, e.g. "/usr/local/bin/python3", installed
+        on every worker (``python.executable``); it must be set before the Spark session
+        starts."""
+        self._conf[PYTHON_EXECUTABLE] = python_exec
+
+    def register_cached_file(self, file_path: str, name: str, executable: bool = False) -> None:
+        """Ships a file (or directory) with the job: functions open it as ``name``,
+        relative to their working directory, e.g. ``open("my_dictionary")``."""
+        self._cached_files.append(CachedFile(name, file_path, executable))
+
     def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
         """Runs every operator in a stage of its own."""
         self._chaining = False
@@ -233,12 +296,15 @@ class StreamExecutionEnvironment:
                                                  DEFAULT_MICRO_BATCH_INTERVAL_MS)),
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
-            spark_session=self._spark_session, state_dir=checkpoint_directory(self._conf),
+            spark_session=self._spark_session,
+            state_dir=_absolute(checkpoint_directory(self._conf)),
             job_parameters=self._config.get_global_job_parameters(),
             state_backend=self._state_backend.engine_kind,
             state_backend_options=self._state_backend.engine_options(),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
-            checkpoints=self._checkpoint_options())
+            checkpoints=self._checkpoint_options(),
+            python_dependencies=PythonDependencies.from_configuration(
+                self._conf, tuple(self._cached_files)))
 
     def _checkpoint_options(self) -> CheckpointOptions:
         config = self._checkpoint_config
@@ -287,6 +353,32 @@ class StreamExecutionEnvironment:
         plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
                           settings.chaining_enabled)
         return execution_plan_json(plan)
+
+
+def _absolute(path: Optional[str]) -> Optional[str]:
+    # Tasks may run in another working directory (a job's archives and cached files).
+    return None if path is None else os.path.abspath(path)
+
+
+def _parse_job_parameters(value: str) -> Dict[str, str]:
+    """``pipeline.global-job-parameters`` as Flink reads it: ``k1:v1,k2:v2``, blanks
+    around keys and values dropped."""
+    items = [item.strip() for item in value.split(",")]
+    if items and not items[0]:
+        items = items[1:]   # Flink accepts one leading and one trailing comma
+    if items and not items[-1]:
+        items = items[:-1]
+    parameters: Dict[str, str] = {}
+    for item in items:
+        key, colon, rest = item.partition(":")
+        if not colon or not key.strip() or not rest.strip() or ":" in rest:
+            raise ValueError(f"Could not parse value {value!r} for key "
+                             f"'{GLOBAL_JOB_PARAMETERS}': {item!r} is not a key:value pair")
+        if key.strip() in parameters:
+            raise ValueError(f"Could not parse value {value!r} for key "
+                             f"'{GLOBAL_JOB_PARAMETERS}': duplicate key {key.strip()!r}")
+        parameters[key.strip()] = rest.strip()
+    return parameters
 
 
 def _convert_element(type_info: TypeInformation, index: int, element):

@@ -119,13 +119,20 @@ class WindowedStream(_Windowed):
     """A KeyedStream cut into windows: ``ks.window(TumblingEventTimeWindows.of(...))``."""
 
 
+# stable_hash(72293) is a multiple of 32768, so this key is in key group 0 (subtask 0) at
+# every power-of-two max parallelism: like PyFlink, whose window_all keys by a constant,
+# one subtask evaluates every window and a print() after it prints "1> ".
+_THE_ONLY_KEY = 72293
+
+
 def _the_only_key(value) -> int:
-    return 0
+    return _THE_ONLY_KEY
 
 
 class AllWindowedStream(_Windowed):
-    """A non-keyed stream cut into windows (``ds.window_all(...)``); its window operator
-    runs with parallelism 1, as in Flink."""
+    """A non-keyed stream cut into windows (``ds.window_all(...)``). As in PyFlink, its
+    window operator has the environment's parallelism, and one subtask evaluates all
+    windows."""
 
     _keyed_kinds = {fn.AllWindowFunction: "apply_all",
                     fn.ProcessAllWindowFunction: "process_all"}
@@ -134,8 +141,5 @@ class AllWindowedStream(_Windowed):
         super().__init__(data_stream.key_by(_the_only_key), window_assigner)
 
     def _window(self, name, contents, call, output_type):
-        stream = super()._window(name.replace("Window(", "AllWindow("), contents, call,
-                                 output_type)
-        stream._transformation.parallelism = 1
-        stream._transformation.max_parallelism = 1
-        return stream
+        return super()._window(name.replace("Window(", "AllWindow("), contents, call,
+                               output_type)

@@ -3,19 +3,33 @@
 For fast tests and debugging. Chunks cross stages pickled, as on Spark, so a
 record that Spark could not ship fails here too.
 """
+import os
 from collections import defaultdict
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from ..batch import BatchInfo, CompiledJob, DataChunk
+from ..python_dependencies import Bundle
 from ..task import forget_job, run_task
 from .base import Executor
 
+NO_WORKING_DIRECTORY = (
+    "add_python_archive and register_cached_file: functions find these files relative to "
+    "their working directory, which the in-process 'local' executor does not change; run "
+    "the job on Spark (the default 'execution.executor').")
+
 
 class LocalExecutor(Executor):
-    def __init__(self):
+    def __init__(self, bundle: Optional[Bundle] = None):
+        if bundle is not None and bundle.has_working_directory:
+            raise ValueError(NO_WORKING_DIRECTORY)
         self.job = None
+        self._bundle = bundle
 
     def start(self, job: CompiledJob) -> None:
+        if self._bundle is not None:  # the tasks run here: the driver imports its files
+            bundle = self._bundle
+            bundle.activate(bundle.extract(os.path.dirname(bundle.archive)),
+                            working_directory=False)
         self.job = job
 
     def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:

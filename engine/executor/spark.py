@@ -6,6 +6,7 @@ partition index. Stage outputs are persisted for the batch, so a stage feeding
 several shuffles and the driver runs once.
 """
 import functools
+import logging
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import cloudpickle
 
 from ..errors import JobExecutionException
 from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
+from ..python_dependencies import Bundle, restore_working_directory
 from ..task import run_task
 from .base import Executor
 
@@ -35,9 +37,25 @@ def _check_java() -> None:
         raise RuntimeError(JAVA_MISSING)
 
 
-def get_spark_session(master: str, conf: Dict[str, str]):
-    """The active SparkSession, or a new quiet one for ``master`` with ``conf``."""
+# Client libraries whose INFO lines (e.g. py4j's "Closing down clientserver connection")
+# would reach a program that logs to stdout at INFO; PyFlink's client keeps them quiet.
+CLIENT_LOGGERS = ("py4j", "pyspark")
+
+
+def _quiet_client_loggers() -> None:
+    """Sets the client libraries' loggers to WARNING unless the user set their level."""
+    for name in CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
+
+
+def get_spark_session(master: str, conf: Dict[str, str],
+                      python_executable: Optional[str] = None):
+    """The active SparkSession, or a new quiet one for ``master`` with ``conf`` whose
+    Python workers run ``python_executable`` (default: the driver's interpreter)."""
     from pyspark.sql import SparkSession
+    _quiet_client_loggers()
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -46,6 +64,8 @@ def get_spark_session(master: str, conf: Dict[str, str]):
     paths = [p for p in sys.path if p and os.path.isdir(p)]
     os.environ["PYTHONPATH"] = os.pathsep.join(
         paths + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    if python_executable is not None:
+        os.environ["PYSPARK_PYTHON"] = python_executable
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the driver's venv, not PATH's
     builder = (SparkSession.builder.master(master).appName("spark-datastream")
                .config("spark.ui.showConsoleProgress", "false")
@@ -83,7 +103,15 @@ def _with_filtered_jvm_stderr(start_jvm):
 
 
 def _load_job(broadcast) -> CompiledJob:
-    return cloudpickle.loads(broadcast.value)
+    """Unpickles the job in a worker, after its Python dependencies are in place (its
+    functions may come from the modules they ship)."""
+    bundle, job = broadcast.value
+    if bundle is None:
+        restore_working_directory()
+    else:
+        from pyspark import SparkFiles
+        bundle.activate(SparkFiles.get(bundle.name), working_directory=True)
+    return cloudpickle.loads(job)
 
 
 def _edges_into(edge_ids, result):
@@ -134,17 +162,20 @@ def task_attempts(master: str, conf) -> int:
 
 
 class SparkExecutor(Executor):
-    def __init__(self, session):
+    def __init__(self, session, bundle: Optional[Bundle] = None):
         self.session = session
         self.sc = session.sparkContext
         self.job: Optional[CompiledJob] = None
         self._broadcast = None
+        self._bundle = bundle
         self.shares_driver_disk = self.sc.master.startswith("local")
         self.task_attempts = task_attempts(self.sc.master, self.sc.getConf())
 
     def start(self, job: CompiledJob) -> None:
         self.job = job
-        self._broadcast = self.sc.broadcast(cloudpickle.dumps(job))
+        if self._bundle is not None:  # every worker unpacks it before its next task
+            self.sc.addArchive(self._bundle.archive)
+        self._broadcast = self.sc.broadcast((self._bundle, cloudpickle.dumps(job)))
 
     def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         from pyspark import StorageLevel

@@ -116,6 +116,80 @@ def test_runtime_context(env_factory):
                    for i in (0, 1)}
 
 
+class JobParameterProbe(MapFunction):
+    def open(self, runtime_context):
+        self.context = runtime_context
+
+    def map(self, key):
+        return key, self.context.get_job_parameter(key, "dflt")
+
+
+def job_parameters_seen(env, keys=("conf.answer", "k1", "k2", "num")):
+    with env.from_collection(list(keys)).map(JobParameterProbe()).execute_and_collect() as it:
+        return dict(it)
+
+
+def test_global_job_parameters_from_the_configuration(env_factory):
+    # Observed on PyFlink 2.3.0: 'pipeline.global-job-parameters' = 'conf.answer:42,k1:v1'
+    # gives get_job_parameter('conf.answer', 'dflt') == '42', and
+    # get_global_job_parameters() == {'k1': 'v1', 'conf.answer': '42'}.
+    env = env_factory(**{"pipeline.global-job-parameters": "conf.answer:42,k1:v1"})
+    assert env.get_config().get_global_job_parameters() == {"k1": "v1", "conf.answer": "42"}
+    assert job_parameters_seen(env) == {"conf.answer": "42", "k1": "v1", "k2": "dflt",
+                                        "num": "dflt"}
+
+
+def test_the_last_of_configure_and_set_global_job_parameters_wins():
+    # Observed on PyFlink 2.3.0: each replaces all parameters set before.
+    env = make_env("local")
+    env.get_config().set_global_job_parameters({"k1": "fromdict", "num": 5})
+    config = Configuration()
+    config.set_string("pipeline.global-job-parameters", "k2:fromconf")
+    env.configure(config)
+    assert job_parameters_seen(env) == {"conf.answer": "dflt", "k1": "dflt", "k2": "fromconf",
+                                        "num": "dflt"}
+    env.get_config().set_global_job_parameters({"k1": "fromdict"})
+    assert job_parameters_seen(env) == {"conf.answer": "dflt", "k1": "fromdict", "k2": "dflt",
+                                        "num": "dflt"}
+
+
+@pytest.mark.parametrize("value, parameters", [
+    ("k1:v1, k2:v2", {"k1": "v1", "k2": "v2"}), (" k1:v1 ", {"k1": "v1"}),
+    ("k1:v 1", {"k1": "v 1"}), ("k1:v1,", {"k1": "v1"}), (",k1:v1", {"k1": "v1"}),
+    ("", {})])
+def test_global_job_parameters_syntax(value, parameters):
+    # Each pair observed on PyFlink 2.3.0 (get_global_job_parameters()).
+    config = Configuration()
+    config.set_string("pipeline.global-job-parameters", value)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    assert env.get_config().get_global_job_parameters() == parameters
+
+
+@pytest.mark.parametrize("value", ["a:1:2", "k1:", "k1", "k1:v1,,k2:v2", "k1:v1,k1:v2"])
+def test_malformed_global_job_parameters_fail_when_configured(value):
+    # PyFlink 2.3.0 rejects each of these in get_execution_environment(configuration).
+    config = Configuration()
+    config.set_string("pipeline.global-job-parameters", value)
+    with pytest.raises(ValueError, match="pipeline.global-job-parameters"):
+        StreamExecutionEnvironment.get_execution_environment(config)
+
+
+def test_configure_changes_only_the_options_it_sets():
+    # Observed on PyFlink 2.3.0: configure(parallelism.default=3, max-parallelism=64)
+    # gives (3, 64); after set_parallelism(1), configure(max-parallelism=32) gives (1, 32).
+    env = StreamExecutionEnvironment.get_execution_environment()
+    config = Configuration()
+    config.set_string("parallelism.default", "3")
+    config.set_string("pipeline.max-parallelism", "64")
+    env.configure(config)
+    assert (env.get_parallelism(), env.get_max_parallelism()) == (3, 64)
+    env.set_parallelism(1)
+    config = Configuration()
+    config.set_string("pipeline.max-parallelism", "32")
+    env.configure(config)
+    assert (env.get_parallelism(), env.get_max_parallelism()) == (1, 32)
+
+
 def test_open_and_close_are_called_once_per_subtask_over_many_batches(tmp_path):
     env = make_env("local", parallelism=2, micro_batch_size=1)
     log = tmp_path / "lifecycle"
@@ -198,7 +272,7 @@ def test_a_given_spark_session_is_used(spark):
 
 def test_keyed_state_on_a_cluster_needs_a_shared_state_directory(monkeypatch, spark):
     from engine.executor.spark import SparkExecutor
-    monkeypatch.setattr(SparkExecutor, "__init__", lambda self, session: setattr(
+    monkeypatch.setattr(SparkExecutor, "__init__", lambda self, *args: setattr(
         self, "shares_driver_disk", False))
     env = make_env("spark")
     env.from_collection([("a", 1)]).key_by(lambda r: r[0]).sum(1).print()

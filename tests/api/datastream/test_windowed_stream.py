@@ -200,7 +200,9 @@ def test_count_windows(env_factory):
     assert got == [("a", 3), ("a", 9)]
 
 
-def test_window_all_runs_with_parallelism_one(env_factory):
+def test_window_all_sees_the_whole_stream_at_the_environment_parallelism(env_factory):
+    # As in PyFlink, the window operator has the environment's parallelism (2 here) and
+    # one subtask gets every element.
     class Everything(AllWindowFunction):
         def apply(self, window, inputs):
             yield window.start, sorted(e[1] for e in inputs)
@@ -208,7 +210,7 @@ def test_window_all_runs_with_parallelism_one(env_factory):
     env = env_factory(parallelism=2)
     stream = timestamped(env, DATA).window_all(TumblingEventTimeWindows.of(Time.seconds(5))) \
         .apply(Everything())
-    assert stream._transformation.parallelism == 1
+    assert stream._transformation.parallelism == 2
     assert sorted(stream.execute_and_collect()) == [(0, [1, 2, 3, 6]), (5000, [4]),
                                                    (10000, [5])]
 
