@@ -1,0 +1,47 @@
+"""The connector base classes, as in ``pyflink.datastream.connectors.base``. Connectors the
+engine cannot run yet are marked with :class:`UnavailableConnector` (see ``api.unavailable``).
+"""
+from abc import ABC, abstractmethod
+from enum import Enum
+from typing import Optional
+
+from api.unavailable import (ConnectorUnavailableError, SINK_ALTERNATIVES, SOURCE_ALTERNATIVES,
+                             UnavailableConnector, check_available)
+
+__all__ = ["ConnectorUnavailableError", "DeliveryGuarantee", "Sink", "Source",
+           "StreamTransformer", "SupportsPreprocessing", "UnavailableConnector",
+           "check_available"]
+
+
+class Source:
+    """Base class of the unified sources used with ``env.from_source``."""
+
+
+class Sink:
+    """Base class of the unified sinks used with ``ds.sink_to``."""
+
+
+class DeliveryGuarantee(Enum):
+    """How often a sink may deliver a record: ``EXACTLY_ONCE``, ``AT_LEAST_ONCE`` (duplicates
+    possible after a failure) or ``NONE`` (best effort: records may be lost or repeated)."""
+
+    EXACTLY_ONCE = 0
+    AT_LEAST_ONCE = 1
+    NONE = 2
+
+
+class StreamTransformer(ABC):
+    """A step a sink applies to its input stream before writing it."""
+
+    @abstractmethod
+    def apply(self, ds):
+        """Returns the stream the sink writes, derived from ``ds``."""
+
+
+class SupportsPreprocessing(ABC):
+    """A sink that may transform its input stream first (see :class:`StreamTransformer`)."""
+
+    @abstractmethod
+    def get_transformer(self) -> Optional[StreamTransformer]:
+        """The transformer to apply before the sink, or None."""
+
