@@ -11,6 +11,7 @@ import codecs
 from api.unavailable import SINK_ALTERNATIVES, UnavailableConnector
 
 from .typeinfo import TypeInformation, Types
+from .utils import JavaObjectWrapper
 from .types import Row
 
 __all__ = ['SerializationSchema', 'DeserializationSchema', 'SimpleStringSchema',
@@ -151,7 +152,7 @@ class Encoder:
         return Encoder(charset_name)
 
 
-class BulkWriterFactory(UnavailableConnector):
+class BulkWriterFactory(JavaObjectWrapper, UnavailableConnector):
     """Writes records into part files in bulk (a FileSink bulk format such as Parquet, ORC,
     Avro or CSV). Bulk formats are not available yet in this engine: a FileSink built with
     one fails when a job uses it."""

@@ -16,9 +16,26 @@ __all__ = ["ConnectorUnavailableError", "DeliveryGuarantee", "Sink", "Source",
 class Source:
     """Base class of the unified sources used with ``env.from_source``."""
 
+    def get_java_function(self):
+        """JVM-only: there is no Java source here, so this returns None."""
+        return None
+
 
 class Sink:
     """Base class of the unified sinks used with ``ds.sink_to``."""
+
+    def get_java_function(self):
+        """JVM-only: there is no Java sink here, so this returns None."""
+        return None
+
+
+class LegacyConnectorFunction(UnavailableConnector):
+    """Base of the legacy source and sink functions of external systems (used with
+    ``env.add_source`` and ``ds.add_sink``), none of which this engine runs yet."""
+
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
 
 
 class DeliveryGuarantee(Enum):

@@ -19,10 +19,12 @@ from engine.operators.io import FileWriterOperator
 
 from api.common.serialization import BulkWriterFactory, Encoder, _Charset
 from api.common.time import Duration
+from api.common.utils import JavaObjectWrapper
 from api.datastream.sinks import FileSinkPublisher, string_formatter
 from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector, check_available
 
-from .base import Sink, Source, StreamTransformer, SupportsPreprocessing
+from .base import (LegacyConnectorFunction, Sink, Source, StreamTransformer,
+                   SupportsPreprocessing)
 
 # Importable from here as in PyFlink.
 from api.common.serialization import RowDataBulkWriterFactory  # noqa: E402,F401
@@ -34,7 +36,7 @@ __all__ = ["FileCompactor", "FileCompactStrategy", "OutputFileConfig", "FileSour
            "BucketAssigner"]
 
 
-class OutputFileConfig:
+class OutputFileConfig(JavaObjectWrapper):
     """The prefix and suffix of part file names: ``<prefix>-<uuid>-<n><suffix>``.
 
     ``OutputFileConfig.builder().with_part_prefix("pre").with_part_suffix(".txt").build()``
@@ -77,7 +79,7 @@ class OutputFileConfig:
             return OutputFileConfig(self._part_prefix, self._part_suffix)
 
 
-class RollingPolicy:
+class RollingPolicy(JavaObjectWrapper):
     """When FileSink closes its open part file and starts a new one.
 
     Every micro-batch closes its part files when it commits (like a checkpoint), so
@@ -124,7 +126,7 @@ class OnCheckpointRollingPolicy(RollingPolicy):
         super().__init__(None)
 
 
-class BucketAssigner:
+class BucketAssigner(JavaObjectWrapper):
     """Chooses the bucket (sub-directory of the base path) part files are written to."""
 
     def __init__(self, format_str: Optional[str] = None, timezone_id: Optional[str] = None):
@@ -161,8 +163,8 @@ class BucketAssigner:
                        for part in self._pattern)
 
 
-class FileCompactStrategy:
-    """When FileSink would compact small part files (see ``FileSink.BaseBuilder.enable_compact``)."""
+class FileCompactStrategy(JavaObjectWrapper):
+    """When FileSink would compact small part files (``FileSink.BaseBuilder.enable_compact``)."""
 
     def __init__(self, num_checkpoints_before_compaction: int, size_threshold: int,
                  num_compact_threads: int):
@@ -210,7 +212,7 @@ class FileCompactStrategy:
                                        self._size_threshold, self._num_compact_threads)
 
 
-class FileCompactor:
+class FileCompactor(JavaObjectWrapper):
     """How FileSink would merge small part files."""
 
     def __init__(self, kind: str, file_delimiter: Optional[bytes] = None):
@@ -363,7 +365,7 @@ class FileSink(Sink, SupportsPreprocessing):
             return self
 
 
-class StreamingFileSink(UnavailableConnector):
+class StreamingFileSink(LegacyConnectorFunction):
     """The legacy file sink, deprecated since Flink 1.15 in favour of FileSink (which has
     the same builder methods and is available here)."""
 

@@ -413,9 +413,12 @@ class CsvSchema(object):
 
     def __str__(self):
         columns = ','.join('"%s"/%s' % (name, kind) for name, kind, _ in self._columns)
-        return (f"[CsvSchema: columns=[{columns}], header? {self._options['use_header']}, "
-                f"skipFirst? {self._options['skip_first_data_row']}, "
-                f"comments? {self._options['allow_comments']}, any-properties? N/A]")
+        flag = {True: 'true', False: 'false'}
+        return (f"[CsvSchema: columns=[{columns}], "
+                f"header? {flag[bool(self._options['use_header'])]}, "
+                f"skipFirst? {flag[bool(self._options['skip_first_data_row'])]}, "
+                f"comments? {flag[bool(self._options['allow_comments'])]}, "
+                f"any-properties? N/A]")
 
     def __repr__(self):
         return str(self)
