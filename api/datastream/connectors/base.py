@@ -5,12 +5,9 @@ from abc import ABC, abstractmethod
 from enum import Enum
 from typing import Optional
 
-from api.unavailable import (ConnectorUnavailableError, SINK_ALTERNATIVES, SOURCE_ALTERNATIVES,
-                             UnavailableConnector, check_available)
+from api.unavailable import UnavailableConnector
 
-__all__ = ["ConnectorUnavailableError", "DeliveryGuarantee", "Sink", "Source",
-           "StreamTransformer", "SupportsPreprocessing", "UnavailableConnector",
-           "check_available"]
+__all__ = ["DeliveryGuarantee", "Sink", "Source", "StreamTransformer", "SupportsPreprocessing"]
 
 
 class Source:
