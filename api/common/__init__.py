@@ -12,3 +12,9 @@ from .serialization import Encoder
 __all__ = ['Configuration', 'Duration', 'Instant', 'Time', 'TypeInformation', 'Types', 'Row',
            'RowKind', 'ExecutionConfig', 'CompletableFuture', 'JobClient', 'JobStatus',
            'JobExecutionResult', 'JobID', 'TimestampAssigner', 'WatermarkStrategy', 'Encoder']
+from .serialization import ByteArraySchema
+from .serialization import DeserializationSchema
+from .serialization import SerializationSchema
+from .serialization import SimpleStringSchema
+from ._formats_compat import __getattr__
+__all__ += ['ByteArraySchema', 'DeserializationSchema', 'SerializationSchema', 'SimpleStringSchema']

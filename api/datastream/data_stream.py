@@ -17,6 +17,7 @@ from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, P
 
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from api.unavailable import check_available
 from . import functions as fn
 from .aggregations import aggregation
 from .output_tag import OutputTag
@@ -295,6 +296,7 @@ class DataStream:
     def add_sink(self, sink_func: fn.SinkFunction) -> "DataStreamSink":
         """Adds a SinkFunction; its ``invoke`` receives each record once its batch is
         committed."""
+        check_available(sink_func)  # sink_to also comes here for connector sinks
         sink_func = fn.wrap_sink(sink_func)
         return self._sink("Sink", partial(SinkWriterOperator, None),
                           lambda node: SinkFunctionPublisher(sink_func))

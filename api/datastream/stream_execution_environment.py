@@ -21,6 +21,7 @@ from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
 from api.common.typeinfo import Types, TypeInformation
+from api.unavailable import check_available
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
@@ -258,6 +259,7 @@ class StreamExecutionEnvironment:
     def from_source(self, source, watermark_strategy, source_name: str,
                     type_info: TypeInformation = None) -> DataStream:
         """A stream from a Source such as ``NumberSequenceSource(start, end)``."""
+        check_available(source)
         if not hasattr(source, "engine_source"):
             raise TypeError(f"from_source() does not support {type(source).__name__}")
         engine_source = source.engine_source()

@@ -6,8 +6,10 @@ from engine import sources
 
 from api.common.typeinfo import TypeInformation, Types
 
+from .base import Source
 
-class DataGeneratorSource:
+
+class DataGeneratorSource(Source):
     """Record ``i`` is ``generator_function(i)`` for ``i`` in ``0..count-1`` (every index
     once, spread over the parallel splits); unbounded when ``count`` is None, until the
     job is cancelled. ``records_per_second`` limits the total rate::

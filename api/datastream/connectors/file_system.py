@@ -9,21 +9,34 @@ in progress. The base path must be on a file system the driver and every worker 
 """
 import os
 import uuid
+import warnings
 from datetime import datetime
 from functools import partial
-from typing import Optional
+from typing import Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.operators.io import FileWriterOperator
 
-from api.common.serialization import Encoder
+from api.common.serialization import BulkWriterFactory, Encoder, _Charset
+from api.common.time import Duration
+from api.common.utils import JavaObjectWrapper
 from api.datastream.sinks import FileSinkPublisher, string_formatter
+from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector, check_available
 
-__all__ = ["BucketAssigner", "DefaultRollingPolicy", "Encoder", "FileSink",
-           "OnCheckpointRollingPolicy", "OutputFileConfig", "RollingPolicy"]
+from .base import (LegacyConnectorFunction, Sink, Source, StreamTransformer,
+                   SupportsPreprocessing)
+
+# Importable from here as in PyFlink.
+from api.common.serialization import RowDataBulkWriterFactory  # noqa: E402,F401
+from api.datastream.functions import SinkFunction  # noqa: E402,F401
+
+__all__ = ["FileCompactor", "FileCompactStrategy", "OutputFileConfig", "FileSource",
+           "FileSourceBuilder", "FileSink", "StreamingFileSink", "StreamFormat", "BulkFormat",
+           "FileEnumeratorProvider", "FileSplitAssignerProvider", "RollingPolicy",
+           "BucketAssigner"]
 
 
-class OutputFileConfig:
+class OutputFileConfig(JavaObjectWrapper):
     """The prefix and suffix of part file names: ``<prefix>-<uuid>-<n><suffix>``.
 
     ``OutputFileConfig.builder().with_part_prefix("pre").with_part_suffix(".txt").build()``
@@ -66,7 +79,7 @@ class OutputFileConfig:
             return OutputFileConfig(self._part_prefix, self._part_suffix)
 
 
-class RollingPolicy:
+class RollingPolicy(JavaObjectWrapper):
     """When FileSink closes its open part file and starts a new one.
 
     Every micro-batch closes its part files when it commits (like a checkpoint), so
@@ -113,7 +126,7 @@ class OnCheckpointRollingPolicy(RollingPolicy):
         super().__init__(None)
 
 
-class BucketAssigner:
+class BucketAssigner(JavaObjectWrapper):
     """Chooses the bucket (sub-directory of the base path) part files are written to."""
 
     def __init__(self, format_str: Optional[str] = None, timezone_id: Optional[str] = None):
@@ -150,7 +163,74 @@ class BucketAssigner:
                        for part in self._pattern)
 
 
-class FileSink:
+class FileCompactStrategy(JavaObjectWrapper):
+    """When FileSink would compact small part files (``FileSink.BaseBuilder.enable_compact``)."""
+
+    def __init__(self, num_checkpoints_before_compaction: int, size_threshold: int,
+                 num_compact_threads: int):
+        self._num_checkpoints_before_compaction = num_checkpoints_before_compaction
+        self._size_threshold = size_threshold
+        self._num_compact_threads = num_compact_threads
+
+    @staticmethod
+    def builder() -> 'FileCompactStrategy.Builder':
+        return FileCompactStrategy.Builder()
+
+    class Builder(object):
+        """Builds a FileCompactStrategy; at least one trigger must be set."""
+
+        def __init__(self):
+            self._num_checkpoints_before_compaction = -1
+            self._size_threshold = -1
+            self._num_compact_threads = -1
+
+        def enable_compaction_on_checkpoint(self, num_checkpoints_before_compaction: int
+                                            ) -> 'FileCompactStrategy.Builder':
+            """Compacts every ``num_checkpoints_before_compaction`` checkpoints."""
+            if num_checkpoints_before_compaction <= 0:
+                raise ValueError("Number of checkpoints before compaction should be more "
+                                 "than 0.")
+            self._num_checkpoints_before_compaction = num_checkpoints_before_compaction
+            return self
+
+        def set_size_threshold(self, size_threshold: int) -> 'FileCompactStrategy.Builder':
+            """Compacts once the pending files reach ``size_threshold`` bytes."""
+            self._size_threshold = size_threshold
+            return self
+
+        def set_num_compact_threads(self, num_compact_threads: int
+                                    ) -> 'FileCompactStrategy.Builder':
+            """The number of threads compacting files."""
+            self._num_compact_threads = num_compact_threads
+            return self
+
+        def build(self) -> 'FileCompactStrategy':
+            if self._num_checkpoints_before_compaction < 0 and self._size_threshold < 0:
+                raise ValueError("At least one compaction trigger must be set: "
+                                 "enable_compaction_on_checkpoint or set_size_threshold.")
+            return FileCompactStrategy(self._num_checkpoints_before_compaction,
+                                       self._size_threshold, self._num_compact_threads)
+
+
+class FileCompactor(JavaObjectWrapper):
+    """How FileSink would merge small part files."""
+
+    def __init__(self, kind: str, file_delimiter: Optional[bytes] = None):
+        self._kind = kind
+        self._file_delimiter = file_delimiter
+
+    @staticmethod
+    def concat_file_compactor(file_delimiter: bytes = None) -> 'FileCompactor':
+        """Concatenates the files, with ``file_delimiter`` between them if given."""
+        return FileCompactor('concat', file_delimiter)
+
+    @staticmethod
+    def identical_file_compactor() -> 'FileCompactor':
+        """Copies a single file as it is."""
+        return FileCompactor('identical')
+
+
+class FileSink(Sink, SupportsPreprocessing):
     """A sink writing rows to part files within buckets under ``base_path``, exactly once
     in BATCH and STREAMING mode; see the module's description for how::
 
@@ -159,51 +239,66 @@ class FileSink:
                                             .with_part_prefix("pre").build())
                    .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=1 << 20))
                    .build())
+
+    Bulk formats (``for_bulk_format`` with Parquet, ORC, Avro or CSV writers) are not
+    available yet: such a sink can be built, and a job using it fails when it is built.
     """
 
-    def __init__(self, base_path: str, encoder: Encoder, bucket_assigner: BucketAssigner,
-                 rolling_policy: RollingPolicy, output_file_config: OutputFileConfig):
+    def __init__(self, base_path: str, file_format: Union[Encoder, BulkWriterFactory],
+                 bucket_assigner: BucketAssigner, rolling_policy: RollingPolicy,
+                 output_file_config: OutputFileConfig, compaction: Optional[tuple] = None):
         self._base_path = base_path
-        self._encoder = encoder
+        self._format = file_format
         self._bucket_assigner = bucket_assigner
         self._rolling_policy = rolling_policy
         self._output_file_config = output_file_config
+        self._compaction = compaction
+
+    def get_transformer(self) -> Optional[StreamTransformer]:
+        """None: records reach the part file writers as they are."""
+        return None
 
     @staticmethod
     def for_row_format(base_path: str, encoder: Encoder) -> "FileSink.RowFormatBuilder":
         """Starts a FileSink writing each record as a row encoded by ``encoder``."""
         return FileSink.RowFormatBuilder(base_path, encoder)
 
+    @staticmethod
+    def for_bulk_format(base_path: str, writer_factory: BulkWriterFactory
+                        ) -> "FileSink.BulkFormatBuilder":
+        """Starts a FileSink writing records in bulk with ``writer_factory`` (not available
+        yet in this engine)."""
+        return FileSink.BulkFormatBuilder(base_path, writer_factory)
+
     def _writer(self, stream_type):
         """The task-side operator factory and driver-side publisher factory of this sink
         for a stream of ``stream_type`` (used by ``DataStream.sink_to``)."""
+        check_available(self._format)  # bulk formats are not available yet
         prefix = self._output_file_config.get_part_prefix()
         suffix = self._output_file_config.get_part_suffix()
         # The token keeps part file names of several sinks sharing a base path apart.
         operator_factory = partial(
             FileWriterOperator, self._base_path, prefix, suffix,
             self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
-            string_formatter(stream_type), self._encoder._charset_name, uuid.uuid4().hex)
+            string_formatter(stream_type), self._format._charset_name, uuid.uuid4().hex)
         return operator_factory, lambda node: FileSinkPublisher(self._base_path, prefix, suffix)
 
-    class RowFormatBuilder:
-        """Builder of a row-format FileSink; defaults: an hourly ``date_time_bucket_assigner``,
-        ``default_rolling_policy()`` and part files named ``part-<uuid>-<n>``."""
+    class BaseBuilder(object):
+        """The settings both FileSink builders share; defaults: an hourly
+        ``date_time_bucket_assigner`` and part files named ``part-<uuid>-<n>``."""
 
-        def __init__(self, base_path: str, encoder: Encoder):
+        def __init__(self, base_path: str, file_format, rolling_policy: RollingPolicy):
             if not isinstance(base_path, str) or not base_path:
                 raise ValueError(f"FileSink: base_path must be a non-empty string, got "
                                  f"{base_path!r}")
-            if not isinstance(encoder, Encoder):
-                raise TypeError(f"FileSink.for_row_format: encoder must be an Encoder (e.g. "
-                                f"Encoder.simple_string_encoder()), got {encoder!r}")
             self._base_path = _local_path(base_path)
-            self._encoder = encoder
+            self._format = file_format
             self._bucket_assigner = BucketAssigner.date_time_bucket_assigner()
-            self._rolling_policy: RollingPolicy = RollingPolicy.default_rolling_policy()
+            self._rolling_policy = rolling_policy
             self._output_file_config = OutputFileConfig.builder().build()
+            self._compaction = None
 
-        def with_bucket_check_interval(self, interval: int) -> "FileSink.RowFormatBuilder":
+        def with_bucket_check_interval(self, interval: int):
             """Accepted for compatibility: part files are checked for rolling at the end of
             every micro-batch, where they all roll anyway."""
             if not isinstance(interval, int) or interval <= 0:
@@ -211,32 +306,246 @@ class FileSink:
                                  f"number of milliseconds, got {interval!r}")
             return self
 
-        def with_bucket_assigner(self, bucket_assigner: BucketAssigner
-                                 ) -> "FileSink.RowFormatBuilder":
+        def with_bucket_assigner(self, bucket_assigner: BucketAssigner):
             _check_type(bucket_assigner, BucketAssigner, "with_bucket_assigner")
             self._bucket_assigner = bucket_assigner
             return self
 
-        def with_output_file_config(self, output_file_config: OutputFileConfig
-                                    ) -> "FileSink.RowFormatBuilder":
+        def with_output_file_config(self, output_file_config: OutputFileConfig):
             _check_type(output_file_config, OutputFileConfig, "with_output_file_config")
             self._output_file_config = output_file_config
             return self
 
-        def with_rolling_policy(self, rolling_policy: RollingPolicy
-                                ) -> "FileSink.RowFormatBuilder":
+        def enable_compact(self, strategy: FileCompactStrategy, compactor: FileCompactor):
+            """Recorded for compatibility: this engine publishes each micro-batch's part
+            files as they are and does not merge them (the records written are the same)."""
+            _check_type(strategy, FileCompactStrategy, "enable_compact")
+            _check_type(compactor, FileCompactor, "enable_compact")
+            self._compaction = (strategy, compactor)
+            return self
+
+        def disable_compact(self):
+            self._compaction = None
+            return self
+
+        def with_rolling_policy(self, rolling_policy: RollingPolicy):
             _check_type(rolling_policy, RollingPolicy, "with_rolling_policy")
             self._rolling_policy = rolling_policy
             return self
 
         def build(self) -> "FileSink":
-            return FileSink(self._base_path, self._encoder, self._bucket_assigner,
-                            self._rolling_policy, self._output_file_config)
+            return FileSink(self._base_path, self._format, self._bucket_assigner,
+                            self._rolling_policy, self._output_file_config, self._compaction)
+
+    class RowFormatBuilder(BaseBuilder):
+        """Builder of a row-format FileSink (default rolling policy:
+        ``default_rolling_policy()``)."""
+
+        def __init__(self, base_path: str, encoder: Encoder):
+            if not isinstance(encoder, Encoder):
+                raise TypeError(f"FileSink.for_row_format: encoder must be an Encoder (e.g. "
+                                f"Encoder.simple_string_encoder()), got {encoder!r}")
+            super().__init__(base_path, encoder, RollingPolicy.default_rolling_policy())
+
+    class BulkFormatBuilder(BaseBuilder):
+        """Builder of a bulk-format FileSink, which rolls its part files at checkpoints."""
+
+        def __init__(self, base_path: str, writer_factory: BulkWriterFactory):
+            if not isinstance(writer_factory, BulkWriterFactory):
+                raise TypeError(f"FileSink.for_bulk_format: writer_factory must be a "
+                                f"BulkWriterFactory (e.g. ParquetBulkWriters.for_row_type(...))"
+                                f", got {writer_factory!r}")
+            super().__init__(base_path, writer_factory,
+                             RollingPolicy.on_checkpoint_rolling_policy())
+
+        def with_rolling_policy(self, rolling_policy: OnCheckpointRollingPolicy):
+            if not isinstance(rolling_policy, OnCheckpointRollingPolicy):
+                raise ValueError('rolling_policy must be OnCheckpointRollingPolicy for bulk '
+                                 'format')
+            return self
 
 
-def _check_type(value, expected: type, method: str) -> None:
+class StreamingFileSink(LegacyConnectorFunction):
+    """The legacy file sink, deprecated since Flink 1.15 in favour of FileSink (which has
+    the same builder methods and is available here)."""
+
+    _instead = "ds.sink_to(FileSink.for_row_format(...)), built with the same methods"
+
+    def __init__(self, settings: dict):
+        warnings.warn("Deprecated in 1.15. Use FileSink instead.", DeprecationWarning)
+        self._settings = settings
+
+    @staticmethod
+    def for_row_format(base_path: str, encoder: Encoder
+                       ) -> 'StreamingFileSink.DefaultRowFormatBuilder':
+        return StreamingFileSink.DefaultRowFormatBuilder(base_path, encoder)
+
+    @staticmethod
+    def for_bulk_format(base_path: str, writer_factory: BulkWriterFactory
+                        ) -> 'StreamingFileSink.DefaultBulkFormatBuilder':
+        return StreamingFileSink.DefaultBulkFormatBuilder(base_path, writer_factory)
+
+    class BaseBuilder(object):
+        """Records the settings of a StreamingFileSink."""
+
+        def __init__(self, base_path: str, file_format):
+            self._settings = {'base_path': base_path, 'format': file_format}
+
+        def with_bucket_check_interval(self, interval: int):
+            self._settings['bucket_check_interval'] = interval
+            return self
+
+        def with_bucket_assigner(self, bucket_assigner: BucketAssigner):
+            self._settings['bucket_assigner'] = bucket_assigner
+            return self
+
+        def with_rolling_policy(self, policy: RollingPolicy):
+            self._settings['rolling_policy'] = policy
+            return self
+
+        def with_output_file_config(self, output_file_config: OutputFileConfig):
+            self._settings['output_file_config'] = output_file_config
+            return self
+
+        def build(self) -> 'StreamingFileSink':
+            return StreamingFileSink(dict(self._settings))
+
+    class DefaultRowFormatBuilder(BaseBuilder):
+        """Builder of a row-format StreamingFileSink."""
+
+    class DefaultBulkFormatBuilder(BaseBuilder):
+        """Builder of a bulk-format StreamingFileSink."""
+
+
+class StreamFormat(object):
+    """How FileSource reads records from a stream of file bytes, e.g. text lines."""
+
+    def __init__(self, name: str, **settings):
+        self._name = name
+        self._settings = settings
+
+    @staticmethod
+    def text_line_format(charset_name: str = "UTF-8") -> 'StreamFormat':
+        """Reads each line of a text file as a string record."""
+        _Charset(charset_name, 'StreamFormat.text_line_format')
+        return StreamFormat('StreamFormat.text_line_format', charset_name=charset_name)
+
+
+class BulkFormat(object):
+    """How FileSource reads records in batches from files (e.g. Parquet columns)."""
+
+    def __init__(self, name: str, **settings):
+        self._name = name
+        self._settings = settings
+
+
+class FileEnumeratorProvider(object):
+    """How FileSource lists the files under its paths and cuts them into splits."""
+
+    def __init__(self, kind: str):
+        self._kind = kind
+
+    @staticmethod
+    def default_splittable_file_enumerator() -> 'FileEnumeratorProvider':
+        """Lists files recursively (skipping hidden ones) and splits splittable formats."""
+        return FileEnumeratorProvider('splittable')
+
+    @staticmethod
+    def default_non_splittable_file_enumerator() -> 'FileEnumeratorProvider':
+        """Lists files recursively (skipping hidden ones), one split per file."""
+        return FileEnumeratorProvider('non_splittable')
+
+
+class FileSplitAssignerProvider(object):
+    """How FileSource hands file splits to its parallel readers."""
+
+    def __init__(self, kind: str):
+        self._kind = kind
+
+    @staticmethod
+    def locality_aware_split_assigner() -> 'FileSplitAssignerProvider':
+        """Prefers splits stored on the reader's host."""
+        return FileSplitAssignerProvider('locality_aware')
+
+
+class FileSource(Source, UnavailableConnector):
+    """A source reading files under the given paths with a stream or bulk format, once
+    (bounded) or continuously (``monitor_continuously``). Not available yet in this
+    engine: it can be built, and a job using it fails when it is built."""
+
+    _instead = SOURCE_ALTERNATIVES
+
+    def __init__(self, file_format: Union[StreamFormat, BulkFormat], paths: tuple,
+                 discovery_interval: Optional[Duration],
+                 file_enumerator: Optional[FileEnumeratorProvider],
+                 split_assigner: Optional[FileSplitAssignerProvider]):
+        self._format = file_format
+        self._paths = paths
+        self._discovery_interval = discovery_interval
+        self._file_enumerator = file_enumerator
+        self._split_assigner = split_assigner
+
+    @staticmethod
+    def for_record_stream_format(stream_format: StreamFormat, *paths: str
+                                 ) -> 'FileSourceBuilder':
+        """Starts a FileSource reading ``paths`` record by record with ``stream_format``."""
+        _check_type(stream_format, StreamFormat, "for_record_stream_format", "FileSource")
+        return FileSourceBuilder(stream_format, paths)
+
+    @staticmethod
+    def for_bulk_file_format(bulk_format: BulkFormat, *paths: str) -> 'FileSourceBuilder':
+        """Starts a FileSource reading ``paths`` in batches with ``bulk_format``."""
+        _check_type(bulk_format, BulkFormat, "for_bulk_file_format", "FileSource")
+        return FileSourceBuilder(bulk_format, paths)
+
+
+class FileSourceBuilder(object):
+    """Builds a FileSource; by default it reads the files present once and ends."""
+
+    def __init__(self, file_format, paths: tuple):
+        if not paths:
+            raise ValueError("FileSource: at least one path is required")
+        self._format = file_format
+        self._paths = tuple(paths)
+        self._discovery_interval = None
+        self._file_enumerator = None
+        self._split_assigner = None
+
+    def monitor_continuously(self, discovery_interval: Duration) -> 'FileSourceBuilder':
+        """Keeps watching the paths for new files every ``discovery_interval`` (unbounded)."""
+        _check_type(discovery_interval, Duration, "monitor_continuously", "FileSource")
+        if discovery_interval.to_nanos() <= 0:
+            raise ValueError("discoveryInterval must be > 0")
+        self._discovery_interval = discovery_interval
+        return self
+
+    def process_static_file_set(self) -> 'FileSourceBuilder':
+        """Reads the files present when the job starts, then ends (the default)."""
+        self._discovery_interval = None
+        return self
+
+    def set_file_enumerator(self, file_enumerator: FileEnumeratorProvider
+                            ) -> 'FileSourceBuilder':
+        _check_type(file_enumerator, FileEnumeratorProvider, "set_file_enumerator",
+                    "FileSource")
+        self._file_enumerator = file_enumerator
+        return self
+
+    def set_split_assigner(self, split_assigner: FileSplitAssignerProvider
+                           ) -> 'FileSourceBuilder':
+        _check_type(split_assigner, FileSplitAssignerProvider, "set_split_assigner",
+                    "FileSource")
+        self._split_assigner = split_assigner
+        return self
+
+    def build(self) -> FileSource:
+        return FileSource(self._format, self._paths, self._discovery_interval,
+                          self._file_enumerator, self._split_assigner)
+
+
+def _check_type(value, expected: type, method: str, owner: str = "FileSink") -> None:
     if not isinstance(value, expected):
-        raise TypeError(f"FileSink.{method}: expected a {expected.__name__}, got {value!r}")
+        raise TypeError(f"{owner}.{method}: expected a {expected.__name__}, got {value!r}")
 
 
 def _local_path(base_path: str) -> str:

@@ -3,8 +3,10 @@ from engine import sources
 
 from api.common.typeinfo import Types
 
+from .base import Source
 
-class NumberSequenceSource:
+
+class NumberSequenceSource(Source):
     """A bounded, parallel source of the numbers from ``start`` to ``end`` (inclusive), as
     LONG values: ``env.from_source(NumberSequenceSource(1, 10), strategy, "seq")``."""
 

@@ -1,0 +1,23 @@
+"""ORC formats, as in ``pyflink.datastream.formats.orc``.
+
+Not available yet in this engine: the bulk writers can be created, and a job using one
+fails when it is built.
+"""
+from typing import Optional
+
+from api.common.configuration import Configuration
+from api.common.serialization import BulkWriterFactory, RowDataBulkWriterFactory
+
+__all__ = ['OrcBulkWriters']
+
+
+class OrcBulkWriters(object):
+    """Bulk writers of ORC files from rows, for FileSink."""
+
+    @staticmethod
+    def for_row_type(row_type, writer_properties: Optional[Configuration] = None,
+                     hadoop_config: Optional[Configuration] = None) -> BulkWriterFactory:
+        """Writes rows of ``row_type``, with ORC ``writer_properties``."""
+        return RowDataBulkWriterFactory('OrcBulkWriters.for_row_type', row_type,
+                                        writer_properties=writer_properties or Configuration(),
+                                        hadoop_config=hadoop_config or Configuration())

@@ -1,0 +1,40 @@
+"""The row types of the JSON and CSV format tests; the expected values of those tests were
+observed with PyFlink 2.3.0's schemas (calling their Java side through py4j) for the same
+types and inputs."""
+from api.common import Types
+
+ROW_TYPES = {
+    "basic": Types.ROW_NAMED(["i", "s", "f", "d", "b", "l", "sh", "by"],
+                             [Types.INT(), Types.STRING(), Types.FLOAT(), Types.DOUBLE(),
+                              Types.BOOLEAN(), Types.LONG(), Types.SHORT(), Types.BYTE()]),
+    "unnamed": Types.ROW([Types.INT(), Types.STRING()]),
+    "dec": Types.ROW_NAMED(["dec", "bi"], [Types.BIG_DEC(), Types.BIG_INT()]),
+    "time": Types.ROW_NAMED(["d", "t", "ts"],
+                            [Types.SQL_DATE(), Types.SQL_TIME(), Types.SQL_TIMESTAMP()]),
+    "nested": Types.ROW_NAMED(["id", "inner", "tags", "nums", "raw", "m"],
+                              [Types.INT(), Types.ROW_NAMED(["x", "y"],
+                                                            [Types.STRING(), Types.DOUBLE()]),
+                               Types.OBJECT_ARRAY(Types.STRING()), Types.BASIC_ARRAY(Types.INT()),
+                               Types.PRIMITIVE_ARRAY(Types.BYTE()),
+                               Types.MAP(Types.STRING(), Types.INT())]),
+    "str": Types.ROW_NAMED(["s"], [Types.STRING()]),
+    "strs": Types.ROW_NAMED(["a", "b", "c"], [Types.STRING(), Types.STRING(), Types.STRING()]),
+    "int": Types.ROW_NAMED(["v"], [Types.INT()]),
+    "long": Types.ROW_NAMED(["v"], [Types.LONG()]),
+    "float": Types.ROW_NAMED(["v"], [Types.FLOAT()]),
+    "double": Types.ROW_NAMED(["v"], [Types.DOUBLE()]),
+    "bool": Types.ROW_NAMED(["v"], [Types.BOOLEAN()]),
+    "short": Types.ROW_NAMED(["v"], [Types.SHORT()]),
+    "bigdec": Types.ROW_NAMED(["v"], [Types.BIG_DEC()]),
+    "bigint": Types.ROW_NAMED(["v"], [Types.BIG_INT()]),
+    "ts": Types.ROW_NAMED(["v"], [Types.SQL_TIMESTAMP()]),
+    "time1": Types.ROW_NAMED(["v"], [Types.SQL_TIME()]),
+    "date": Types.ROW_NAMED(["v"], [Types.SQL_DATE()]),
+    "bytes": Types.ROW_NAMED(["v"], [Types.PRIMITIVE_ARRAY(Types.BYTE())]),
+    "strarr": Types.ROW_NAMED(["id", "v"], [Types.INT(), Types.OBJECT_ARRAY(Types.STRING())]),
+    "intarr": Types.ROW_NAMED(["v"], [Types.BASIC_ARRAY(Types.INT())]),
+    "map": Types.ROW_NAMED(["v"], [Types.MAP(Types.INT(), Types.STRING())]),
+    "row2": Types.ROW_NAMED(["id", "r"], [Types.INT(), Types.ROW_NAMED(["a", "b"],
+                                                                      [Types.INT(),
+                                                                       Types.STRING()])]),
+}
