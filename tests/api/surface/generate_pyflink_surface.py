@@ -81,11 +81,13 @@ def describe_class(cls):
     if issubclass(cls, enum.Enum):
         entry["members"] = sorted(cls.__members__)
     methods, nested = {}, {}
-    for attr in dir(cls):
+    # vars() of the MRO rather than dir(): dir() hides an Enum's methods
+    attrs = {attr for k in cls.__mro__ for attr in vars(k)}
+    for attr in sorted(attrs):
         if attr.startswith("_") or (issubclass(cls, enum.Enum) and attr in cls.__members__):
             continue
-        owner = next((k for k in cls.__mro__ if attr in vars(k)), None)
-        if owner is None or not owner.__module__.startswith("pyflink."):
+        owner = next(k for k in cls.__mro__ if attr in vars(k))
+        if not owner.__module__.startswith("pyflink."):
             continue
         raw = vars(owner)[attr]
         if inspect.isclass(raw):
