@@ -11,15 +11,18 @@ from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFu
                         KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
                         KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
                         ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
-                        ReduceFunction, RuntimeContext, SinkFunction, TimerService,
-                        WindowFunction)
+                        ReduceFunction, RuntimeContext, SinkFunction, WindowFunction)
 from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
 from .state_backend import (EmbeddedRocksDBStateBackend, FsStateBackend, HashMapStateBackend,
                             MemoryStateBackend, RocksDBStateBackend, StateBackend)
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
-from engine.runtime_context import TimeDomain
+from .time_domain import TimeDomain
+from .timerservice import TimerService
+from .slot_sharing_group import MemorySize, SlotSharingGroup
+from .window import (CountWindow, GlobalWindow, MergingWindowAssigner, TimeWindow, Trigger,
+                     TriggerResult, Window, WindowAssigner)
 
 __all__ = [
     "EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend",
@@ -36,4 +39,7 @@ __all__ = [
     "ReduceFunction", "TimeDomain",
     "RuntimeContext", "RuntimeExecutionMode", "SinkFunction", "StreamExecutionEnvironment",
     "TimerService",
+    "MemorySize", "SlotSharingGroup",
+    "CountWindow", "GlobalWindow", "MergingWindowAssigner", "TimeWindow", "Trigger",
+    "TriggerResult", "Window", "WindowAssigner",
 ]
