@@ -8,6 +8,7 @@ from enum import Enum
 
 from statebackends.ttl import ttl_state
 
+from .metrics import MetricGroup
 from .time.timers import EVENT_TIME, PROCESSING_TIME
 from .time.watermarks import MIN_WATERMARK
 
@@ -38,6 +39,7 @@ class StreamingRuntimeContext:
         self._backend = keyed_backend
         self._clock = clock
         self._ttl_states = {}  # state name -> TTL state, kept alive for the operator's life
+        self._metrics = None
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -90,6 +92,12 @@ class StreamingRuntimeContext:
 
     def get_aggregating_state(self, state_descriptor):
         return self._state("get_aggregating_state", state_descriptor)
+
+    def get_metrics_group(self) -> MetricGroup:
+        """This instance's metric group (kept locally, not reported: see engine.metrics)."""
+        if self._metrics is None:
+            self._metrics = MetricGroup()
+        return self._metrics
 
 
 class TimeDomain(Enum):

@@ -399,7 +399,32 @@ class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
         """Called when the window is cleaned up."""
 
 
-class RuntimeContext(ABC):
+class KeyedStateStore(ABC):
+    """Access to keyed state: the state of the current key (and, in a window function's
+    ``window_state()``, of the current window)."""
+
+    @abstractmethod
+    def get_state(self, state_descriptor):
+        """Keyed ValueState for a ValueStateDescriptor."""
+
+    @abstractmethod
+    def get_list_state(self, state_descriptor):
+        """Keyed ListState for a ListStateDescriptor."""
+
+    @abstractmethod
+    def get_map_state(self, state_descriptor):
+        """Keyed MapState for a MapStateDescriptor."""
+
+    @abstractmethod
+    def get_reducing_state(self, state_descriptor):
+        """Keyed ReducingState for a ReducingStateDescriptor."""
+
+    @abstractmethod
+    def get_aggregating_state(self, state_descriptor):
+        """Keyed AggregatingState for an AggregatingStateDescriptor."""
+
+
+class RuntimeContext(KeyedStateStore):
     """Information about the parallel instance running a function, and access to keyed state."""
 
     @abstractmethod
@@ -431,24 +456,24 @@ class RuntimeContext(ABC):
         """Global job parameter ``key`` as a string, or ``default_value``."""
 
     @abstractmethod
-    def get_state(self, state_descriptor):
-        """Keyed ValueState for a ValueStateDescriptor."""
+    def get_metrics_group(self):
+        """This parallel instance's metric group (``counter``, ``gauge``, ``meter``,
+        ``distribution``, ``add_group``). Metrics are kept in the instance for the
+        function's own use; there is no metric reporter to publish them."""
 
-    @abstractmethod
-    def get_list_state(self, state_descriptor):
-        """Keyed ListState for a ListStateDescriptor."""
 
-    @abstractmethod
-    def get_map_state(self, state_descriptor):
-        """Keyed MapState for a MapStateDescriptor."""
+class SourceFunction(Function):
+    """A legacy source for ``env.add_source``. PyFlink's wrap Java classes, which cannot run
+    here; the connectors' Python sources subclass this."""
 
-    @abstractmethod
-    def get_reducing_state(self, state_descriptor):
-        """Keyed ReducingState for a ReducingStateDescriptor."""
+    def __init__(self, source_func=None):
+        if source_func is not None:
+            raise TypeError(f"SourceFunction({source_func!r}) names a Java source, which needs "
+                            "a JVM: read the data with env.from_source(...) and a Source.")
 
-    @abstractmethod
-    def get_aggregating_state(self, state_descriptor):
-        """Keyed AggregatingState for an AggregatingStateDescriptor."""
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
 
 
 class SinkFunction(Function):
@@ -461,6 +486,10 @@ class SinkFunction(Function):
     @abstractmethod
     def invoke(self, value, context) -> None:
         """Writes one record."""
+
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
 
 
 # --- wrapping plain callables -------------------------------------------------------
