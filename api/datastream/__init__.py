@@ -1,7 +1,7 @@
 """The DataStream API, as in ``pyflink.datastream``."""
 from .checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
-from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,
-                                 JobManagerCheckpointStorage)
+from .checkpoint_storage import (CheckpointStorage, CustomCheckpointStorage,
+                                 FileSystemCheckpointStorage, JobManagerCheckpointStorage)
 from .checkpointing_mode import CheckpointingMode
 from .data_stream import DataStream, DataStreamSink, KeyedStream
 from .execution_mode import RuntimeExecutionMode
@@ -11,12 +11,14 @@ from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFu
                         KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
                         KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
                         ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
-                        ReduceFunction, RuntimeContext, SinkFunction, WindowFunction)
+                        ReduceFunction, RuntimeContext, SinkFunction, SourceFunction,
+                        WindowFunction)
 from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
-from .state_backend import (EmbeddedRocksDBStateBackend, FsStateBackend, HashMapStateBackend,
-                            MemoryStateBackend, RocksDBStateBackend, StateBackend)
+from .state_backend import (CustomStateBackend, EmbeddedRocksDBStateBackend, FsStateBackend,
+                            HashMapStateBackend, MemoryStateBackend, PredefinedOptions,
+                            RocksDBStateBackend, StateBackend)
 from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
 from .time_domain import TimeDomain
 from .timerservice import TimerService
@@ -42,4 +44,5 @@ __all__ = [
     "MemorySize", "SlotSharingGroup",
     "CountWindow", "GlobalWindow", "MergingWindowAssigner", "TimeWindow", "Trigger",
     "TriggerResult", "Window", "WindowAssigner",
+    "CustomCheckpointStorage", "CustomStateBackend", "PredefinedOptions", "SourceFunction",
 ]
