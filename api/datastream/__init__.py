@@ -3,7 +3,7 @@ from .checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
 from .checkpoint_storage import (CheckpointStorage, CustomCheckpointStorage,
                                  FileSystemCheckpointStorage, JobManagerCheckpointStorage)
 from .checkpointing_mode import CheckpointingMode
-from .data_stream import DataStream, DataStreamSink, KeyedStream
+from .data_stream import CloseableIterator, DataStream, DataStreamSink, KeyedStream
 from .execution_mode import RuntimeExecutionMode
 from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFunction,
                         CoFlatMapFunction, CoMapFunction, CoProcessFunction,
@@ -19,7 +19,7 @@ from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
 from .state_backend import (CustomStateBackend, EmbeddedRocksDBStateBackend, FsStateBackend,
                             HashMapStateBackend, MemoryStateBackend, PredefinedOptions,
                             RocksDBStateBackend, StateBackend)
-from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
+from .stream_execution_environment import StreamExecutionEnvironment
 from .time_domain import TimeDomain
 from .timerservice import TimerService
 from .slot_sharing_group import MemorySize, SlotSharingGroup

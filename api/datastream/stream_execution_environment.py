@@ -23,7 +23,7 @@ from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
 from .checkpoint_config import checkpoint_directory, num_retained, savepoint_directory
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
-from .data_stream import DataStream
+from .data_stream import CloseableIterator, DataStream
 from .execution_mode import RuntimeExecutionMode
 from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
                             _LegacyStateBackend)
@@ -295,40 +295,6 @@ def _convert_element(type_info: TypeInformation, index: int, element):
     except Exception as e:
         raise TypeError(f"from_collection(): element #{index} {element!r} does not match "
                         f"{type_info}: {e}") from e
-
-
-class CloseableIterator:
-    """Iterator over a running job's results (``execute_and_collect``); ``close()`` (or
-    leaving a ``with`` block) stops the job."""
-
-    def __init__(self, runner, publisher):
-        self._runner = runner
-        self._buffer = publisher.buffer
-        self._batches = runner.batches()
-        self._done = False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while not self._buffer:
-            if self._done:
-                raise StopIteration
-            try:
-                next(self._batches)
-            except StopIteration:
-                self._done = True
-        return self._buffer.popleft()
-
-    def close(self) -> None:
-        self._done = True
-        self._batches.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 class _AsyncRun:

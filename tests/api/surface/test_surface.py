@@ -28,6 +28,7 @@ OWNED_BY_OTHER_BRANCHES = {
     "AsyncFunction", "AsyncRetryStrategy", "AsyncRetryPredicate", "AsyncFunctionDescriptor",
     "ResultFuture",
     "DataStream.connect", "DataStream.broadcast", "KeyedStream.connect",
+    "CachedDataStream.connect", "CachedDataStream.broadcast",
     "StreamExecutionEnvironment.add_python_file", "StreamExecutionEnvironment.add_python_archive",
     "StreamExecutionEnvironment.set_python_requirements",
     "StreamExecutionEnvironment.set_python_executable",
