@@ -23,6 +23,7 @@ from .output_tag import OutputTag
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
 from .windowed_stream import AllWindowedStream, WindowedStream
 
+COLLECT_SINK = "Collect Stream Sink"
 KEYED_PARTITIONING = "Cannot override partitioning for KeyedStream."
 NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
              "first, e.g. ds.key_by(lambda x: x[0]).{}(...)")
@@ -300,7 +301,7 @@ class DataStream:
         publisher = CollectPublisher()
         stream_type = self.get_type()
         to_item = None if _is_pickled(stream_type) else stream_type.collected_value
-        t = Transformation("sink", "Collect Stream Sink", [self._transformation],
+        t = Transformation("sink", COLLECT_SINK, [self._transformation],
                            partial(SinkWriterOperator, to_item), pact="Data Sink",
                            publisher_factory=lambda node: publisher)
         iterator = self._env._execute_collect(t, publisher, job_execution_name)

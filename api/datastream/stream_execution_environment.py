@@ -11,9 +11,10 @@ from engine.graph import PlanError, Transformation, build_plan, execution_plan_j
 from engine.job import JobSettings, create_runner
 from engine.scheduler import CheckpointOptions
 from engine.operators.io import SourceOperator
-from engine.sources import CollectionSource
+from engine.sources import CollectionSource, TextFileSource
 
 from api.common.configuration import Configuration
+from api.common.io import InputFormat
 from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
@@ -21,9 +22,12 @@ from api.common.typeinfo import Types, TypeInformation
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
-from .checkpoint_config import checkpoint_directory, num_retained, savepoint_directory
+from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
-from .data_stream import CloseableIterator, DataStream
+from .data_stream import COLLECT_SINK, CloseableIterator, DataStream
+from .functions import SourceFunction
+from .slot_sharing_group import SlotSharingGroup
+from .time_characteristic import TimeCharacteristic
 from .execution_mode import RuntimeExecutionMode
 from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
                             _LegacyStateBackend)
@@ -49,22 +53,22 @@ class StreamExecutionEnvironment:
     """The context in which a streaming program is built and executed."""
 
     def __init__(self, configuration: Optional[Configuration] = None, spark_session=None):
-        self._conf: Dict[str, str] = dict(configuration.to_dict()) if configuration else {}
+        self._config = ExecutionConfig()  # first: it holds the parallelism (see the end)
+        self._conf: Dict[str, str] = {}
         self._spark_session = spark_session
-        self._parallelism = int(self._conf.get("parallelism.default", os.cpu_count() or 1))
-        self._max_parallelism = int(self._conf.get("pipeline.max-parallelism",
-                                                   DEFAULT_MAX_PARALLELISM))
-        mode = self._conf.get("execution.runtime-mode", "STREAMING").upper()
-        self._runtime_mode = RuntimeExecutionMode[mode]
+        self._parallelism = self.get_default_local_parallelism()
+        self._max_parallelism = DEFAULT_MAX_PARALLELISM
+        self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
         self._buffer_timeout = 100
-        self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
-        self._state_backend = EmbeddedRocksDBStateBackend(
-            self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower() == "true") \
-            if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
-            else HashMapStateBackend()
+        self._state_backend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
+        self._slot_sharing_groups: Dict[str, SlotSharingGroup] = {}
+        self._changelog_state_backend: Optional[bool] = None
+        self._time_characteristic = TimeCharacteristic.EventTime
+        if configuration is not None:
+            self.configure(configuration)
 
     @staticmethod
     def get_execution_environment(configuration: Optional[Configuration] = None,
@@ -175,8 +179,6 @@ class StreamExecutionEnvironment:
     def get_buffer_timeout(self) -> int:
         return self._buffer_timeout
 
-    def get_default_local_parallelism(self) -> int:
-        return os.cpu_count() or 1
 
     # --- sources --------------------------------------------------------------
     def from_collection(self, collection: List, type_info: TypeInformation = None) -> DataStream:
@@ -215,6 +217,7 @@ class StreamExecutionEnvironment:
         self._sinks.append(sink)
 
     def _settings(self, sinks: List[Transformation], job_name: Optional[str] = None) -> JobSettings:
+        _check_uids(sinks, self._config)
         bounded = all(t.source.bounded for t in reachable(sinks) if t.kind == "source")
         mode = self._runtime_mode
         if mode is RuntimeExecutionMode.AUTOMATIC:
@@ -287,6 +290,178 @@ class StreamExecutionEnvironment:
         plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
                           settings.chaining_enabled)
         return execution_plan_json(plan)
+
+    # --- the rest of PyFlink's environment ----------------------------------------------------
+    # Parallelism lives in the ExecutionConfig, as in Flink: env.set_parallelism(...) and
+    # env.get_config().set_parallelism(...) are one setting.
+    _parallelism = property(lambda self: self._config.get_parallelism(),
+                            lambda self, parallelism: self._config.set_parallelism(parallelism))
+    _max_parallelism = property(
+        lambda self: self._config.get_max_parallelism(),
+        lambda self, max_parallelism: self._config.set_max_parallelism(max_parallelism))
+    _default_local_parallelism: Optional[int] = None
+
+    @classmethod
+    def get_default_local_parallelism(cls) -> int:
+        """The parallelism new environments start with (default: the number of CPUs)."""
+        return cls._default_local_parallelism or os.cpu_count() or 1
+
+    @classmethod
+    def set_default_local_parallelism(cls, parallelism: int) -> None:
+        """Sets the parallelism environments created from now on start with."""
+        if parallelism < 1:
+            raise ValueError("The parallelism must be at least 1.")
+        StreamExecutionEnvironment._default_local_parallelism = parallelism
+
+    def configure(self, configuration: Configuration) -> None:
+        """Applies the options set in ``configuration`` (others keep their values), e.g.
+        ``parallelism.default``, ``pipeline.max-parallelism``, ``execution.runtime-mode``,
+        ``pipeline.global-job-parameters`` (``k1:v1,k2:v2``), ``pipeline.object-reuse``,
+        ``pipeline.operator-chaining.enabled``, ``pipeline.auto-generate-uids``,
+        ``pipeline.auto-watermark-interval``, ``state.backend.type``, the checkpointing
+        options and this project's ``execution.*`` options."""
+        options = configuration.to_dict()
+        self._conf.update(options)
+        settings = {
+            "parallelism.default": lambda v: self.set_parallelism(int(v)),
+            "pipeline.max-parallelism": lambda v: self.set_max_parallelism(int(v)),
+            "execution.runtime-mode": lambda v: self.set_runtime_mode(
+                RuntimeExecutionMode[v.strip().upper()]),
+            "pipeline.global-job-parameters": lambda v: self._config.set_global_job_parameters(
+                dict(item.split(":", 1) for item in v.split(",") if item)),
+            "pipeline.object-reuse": lambda v: (self._config.enable_object_reuse() if _true(v)
+                                                else self._config.disable_object_reuse()),
+            "pipeline.operator-chaining.enabled": lambda v: setattr(self, "_chaining", _true(v)),
+            "pipeline.auto-generate-uids": lambda v: (
+                self._config.enable_auto_generated_uids() if _true(v)
+                else self._config.disable_auto_generated_uids()),
+            "pipeline.auto-watermark-interval": lambda v: self._config.set_auto_watermark_interval(
+                _millis(options, "pipeline.auto-watermark-interval", 200)),
+        }
+        for key, apply in settings.items():
+            if key in options:
+                apply(options[key])
+        if STATE_BACKEND in options or INCREMENTAL_CHECKPOINTS in options:
+            incremental = _true(self._conf.get(INCREMENTAL_CHECKPOINTS, "false"))
+            self.set_state_backend(
+                EmbeddedRocksDBStateBackend(incremental)
+                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb"
+                else HashMapStateBackend())
+
+    def close(self) -> None:
+        """Releases what the environment holds: nothing here (``cache()`` keeps no results,
+        and the Spark session is shared and stays up for other environments)."""
+
+    def register_slot_sharing_group(self, slot_sharing_group: SlotSharingGroup) \
+            -> "StreamExecutionEnvironment":
+        """Registers a slot sharing group's resources; recorded only (see
+        ``api.datastream.slot_sharing_group``)."""
+        self._slot_sharing_groups[slot_sharing_group.get_name()] = slot_sharing_group
+        return self
+
+    def add_source(self, source_func: SourceFunction, source_name: str = "Custom Source",
+                   type_info: TypeInformation = None) -> DataStream:
+        """A stream from a legacy SourceFunction that can run here (the connectors'
+        Python sources); ``from_source`` is the way for new sources."""
+        if not hasattr(source_func, "engine_source"):
+            raise TypeError(f"add_source() cannot run {type(source_func).__name__}: it needs "
+                            "a source that runs in Python; use env.from_source(...) with a "
+                            "Source, or from_collection(...).")
+        return self.from_source(source_func, None, source_name, type_info)
+
+    def create_input(self, input_format: InputFormat, type_info: Optional[TypeInformation] = None):
+        """A stream from an InputFormat that can run here (see ``api.common.io``)."""
+        if not hasattr(input_format, "engine_source"):
+            raise TypeError(f"create_input() cannot run {type(input_format).__name__}: it needs "
+                            "an input format that runs in Python; use env.from_source(...) "
+                            "with a Source instead.")
+        return self.from_source(input_format, None, "Custom Source", type_info)
+
+    def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
+        """The lines of a text file (``file_path`` a local path or ``file://`` URI), split
+        over the parallel subtasks; a trailing ``\r`` is removed from each line. The
+        charset must write a newline as the byte ``\n`` (UTF-8, Latin-1, ASCII, ...)."""
+        source = TextFileSource(local_path(file_path), charset_name)
+        t = Transformation("source", "Source: Custom File Source", [],
+                           partial(SourceOperator, source.reader), output_type=Types.STRING(),
+                           pact="Data Source", source=source)
+        return DataStream(self, t)
+
+    def enable_changelog_state_backend(self, enabled: bool) -> "StreamExecutionEnvironment":
+        """Recorded only: every micro-batch already writes its state changes as a changelog."""
+        self._changelog_state_backend = bool(enabled)
+        return self
+
+    def is_changelog_state_backend_enabled(self) -> Optional[bool]:
+        """The value given to ``enable_changelog_state_backend``, or None if not set."""
+        return self._changelog_state_backend
+
+    def is_chaining_of_operators_with_different_max_parallelism_enabled(self) -> bool:
+        """True: operators with different max parallelism are chained like any others."""
+        return True
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self._checkpoint_config.is_unaligned_checkpoints_enabled()
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self._checkpoint_config.is_force_unaligned_checkpoints()
+
+    def set_restart_strategy(self, restart_strategy_configuration) -> None:
+        """Records a RestartStrategies configuration (see ``api.common.restart_strategy``:
+        it does not yet decide anything here)."""
+        self._config.set_restart_strategy(restart_strategy_configuration)
+
+    def get_restart_strategy(self):
+        """The recorded restart strategy (``RestartStrategies.fall_back_restart()`` if none)."""
+        return self._config.get_restart_strategy()
+
+    def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
+        """Recorded only (see ``api.datastream.time_characteristic``)."""
+        self._time_characteristic = characteristic
+
+    def get_stream_time_characteristic(self) -> TimeCharacteristic:
+        return self._time_characteristic
+
+    # JVM-only: jars and Java types have no use without a JVM (records are pickled Python
+    # objects), so these record their arguments and change nothing.
+    def add_jars(self, *jars_path: str) -> None:
+        """JVM-only, no effect: recorded under ``pipeline.jars``."""
+        self._conf["pipeline.jars"] = ";".join(
+            filter(None, [self._conf.get("pipeline.jars"), *jars_path]))
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        """JVM-only, no effect: recorded under ``pipeline.classpaths``."""
+        self._conf["pipeline.classpaths"] = ";".join(
+            filter(None, [self._conf.get("pipeline.classpaths"), *classpaths]))
+
+    def register_type(self, type_class_name: str) -> None:
+        """JVM-only, no effect: recorded in ``get_config().get_registered_kryo_types()``."""
+        self._config.register_kryo_type(type_class_name)
+
+    def add_default_kryo_serializer(self, type_class_name: str,
+                                    serializer_class_name: str) -> None:
+        """JVM-only, no effect: recorded in the ExecutionConfig."""
+        self._config.add_default_kryo_serializer(type_class_name, serializer_class_name)
+
+    def register_type_with_kryo_serializer(self, type_class_name: str,
+                                           serializer_class_name: str) -> None:
+        """JVM-only, no effect: recorded in the ExecutionConfig."""
+        self._config.register_type_with_kryo_serializer(type_class_name, serializer_class_name)
+
+
+def _true(value: str) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def _check_uids(sinks: List[Transformation], config: ExecutionConfig) -> None:
+    """With auto-generated uids disabled, every operator needs a uid (as in Flink, the
+    sink of ``execute_and_collect`` excepted)."""
+    if config.has_auto_generated_uids_enabled():
+        return
+    for t in reachable(sinks):
+        if t.physical and t.uid is None and t.uid_hash is None and t.name != COLLECT_SINK:
+            raise PlanError("Auto generated UIDs have been disabled but no UID or hash has "
+                            f"been assigned to operator {t.name}: set one with .uid(...)")
 
 
 def _convert_element(type_info: TypeInformation, index: int, element):
