@@ -12,6 +12,8 @@ Python passes references already.
 import os
 from typing import Dict, List
 
+from .restart_strategy import RestartStrategies, RestartStrategyConfiguration
+
 MAX_PARALLELISM_UPPER_BOUND = 32768
 
 
@@ -70,7 +72,8 @@ class ExecutionConfig:
     def set_global_job_parameters(self, global_job_parameters_dict: Dict) -> "ExecutionConfig":
         """Sets parameters readable by every function through
         ``RuntimeContext.get_job_parameter(key, default)``."""
-        self._global_job_parameters = {str(k): str(v) for k, v in global_job_parameters_dict.items()}
+        self._global_job_parameters = {str(k): str(v)
+                                       for k, v in global_job_parameters_dict.items()}
         return self
 
     def get_global_job_parameters(self) -> Dict[str, str]:
@@ -162,14 +165,14 @@ class ExecutionConfig:
     def is_use_snapshot_compression(self) -> bool:
         return self._snapshot_compression
 
-    def set_restart_strategy(self, restart_strategy_configuration) -> "ExecutionConfig":
+    def set_restart_strategy(self, restart_strategy_configuration: RestartStrategyConfiguration
+                             ) -> "ExecutionConfig":
         """Records a RestartStrategies configuration (see ``api.common.restart_strategy``)."""
         self._restart_strategy = restart_strategy_configuration
         return self
 
-    def get_restart_strategy(self):
+    def get_restart_strategy(self) -> RestartStrategyConfiguration:
         """The recorded restart strategy; ``RestartStrategies.fall_back_restart()`` if none."""
-        from .restart_strategy import RestartStrategies
         return self._restart_strategy or RestartStrategies.fall_back_restart()
 
     # --- JVM serializer switches: recorded, no effect (records are pickled Python objects) ---

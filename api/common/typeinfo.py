@@ -300,9 +300,11 @@ class TimeTypeInfo(TypeInformation):
         """Microseconds since midnight UTC (a naive time is shifted as PyFlink does)."""
         if t is None:
             return None
-        offset = t.utcoffset()
-        offset_micros = (_LOCAL_EPOCH_OFFSET_MICROS if t.tzinfo is None
-                         else (offset or datetime.timedelta()) // datetime.timedelta(microseconds=1))
+        if t.tzinfo is None:
+            offset_micros = _LOCAL_EPOCH_OFFSET_MICROS
+        else:
+            offset = t.utcoffset() or datetime.timedelta()
+            offset_micros = offset // datetime.timedelta(microseconds=1)
         micros = ((t.hour * 60 + t.minute) * 60 + t.second) * 10 ** 6 + t.microsecond
         return micros - offset_micros
 
@@ -438,7 +440,8 @@ class RowTypeInfo(TypeInformation):
         else:
             raise ValueError("Unexpected tuple %r with RowTypeInfo" % obj)
         kind = obj.get_row_kind() if isinstance(obj, Row) else RowKind.INSERT
-        return (kind.value,) + tuple(t.to_internal_type(v) for t, v in zip(self._field_types, values))
+        return (kind.value,) + tuple(t.to_internal_type(v)
+                                     for t, v in zip(self._field_types, values))
 
     def from_internal_type(self, obj):
         # a tuple or list is already a Python value (as in PyFlink, where pickling made it)

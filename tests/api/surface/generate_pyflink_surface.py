@@ -39,7 +39,7 @@ def modules():
         package = importlib.import_module(root)
         yield root, package
         for info in pkgutil.walk_packages(package.__path__, root + "."):
-            if info.name in SKIPPED_MODULES or ".tests" in info.name or info.name.endswith(".tests"):
+            if info.name in SKIPPED_MODULES or ".tests" in info.name:
                 continue
             yield info.name, importlib.import_module(info.name)
 

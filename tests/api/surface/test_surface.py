@@ -161,7 +161,8 @@ def surface_problems(module: str):
 @pytest.mark.parametrize("module", [m for m in SURFACE if not owned_elsewhere(m, "")])
 def test_module_surface_matches_pyflink(module):
     problems = surface_problems(module)
-    assert not problems, f"{api_module_name(module)} differs from {module}:\n  " + "\n  ".join(problems)
+    assert not problems, (f"{api_module_name(module)} differs from {module}:\n  "
+                          + "\n  ".join(problems))
 
 
 @pytest.mark.parametrize("module", list(DOCUMENTED_BEFORE_2_X))
