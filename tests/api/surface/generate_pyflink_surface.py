@@ -115,7 +115,11 @@ def main():
     surface = {name: dict(sorted(public_names(name, module))) for name, module in modules()}
     surface = {"pyflink_version": importlib.import_module("pyflink.version").__version__,
                "modules": dict(sorted(surface.items()))}
-    OUT.write_text(json.dumps(surface, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(surface, indent=1, sort_keys=True)
+    # one line per parameter or member list (they hold only names)
+    text = re.sub(r"\[\n\s*(.*?)\n\s*\]", lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]",
+                  text, flags=re.S)
+    OUT.write_text(text + "\n")
     print(f"{OUT}: {len(surface['modules'])} modules", file=sys.stderr)
 
 
