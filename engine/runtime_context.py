@@ -10,6 +10,7 @@ from statebackends.spec import StateKind
 from statebackends.ttl import ttl_state
 
 from .state_descriptors import kind_of, spec_and_ttl
+from .metrics import MetricGroup
 from .time.timers import EVENT_TIME, PROCESSING_TIME
 from .time.watermarks import MIN_WATERMARK
 
@@ -40,6 +41,7 @@ class StreamingRuntimeContext:
         self._backend = keyed_backend
         self._clock = clock
         self._ttl_states = {}  # state name -> TTL state, kept alive for the operator's life
+        self._metrics = None
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -99,6 +101,12 @@ class StreamingRuntimeContext:
         if kind is None:
             raise TypeError(f"expected a state descriptor, got {type(state_descriptor).__name__}")
         return self._state(kind, state_descriptor)
+
+    def get_metrics_group(self) -> MetricGroup:
+        """This instance's metric group (kept locally, not reported: see engine.metrics)."""
+        if self._metrics is None:
+            self._metrics = MetricGroup()
+        return self._metrics
 
 
 class TimeDomain(Enum):

@@ -18,6 +18,42 @@ def _to_string(value) -> str:
     return str(value)
 
 
+def _split_flow_list(text: str):
+    """The items of a YAML flow list's inside, split at commas outside quotes."""
+    items, current, quote = [], '', None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in '\'"':
+            quote = ch
+        elif ch == ',':
+            items.append(current)
+            current = ''
+            continue
+        current += ch
+    if current.strip() or items:
+        items.append(current)
+    return items
+
+
+def _yaml_scalar(text: str):
+    """A YAML scalar: a quoted string, an integer, a float, a boolean, null, or plain text."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in '\'"':
+        return text[1:-1]
+    lowered = text.lower()
+    if lowered in ('true', 'false'):
+        return lowered == 'true'
+    if lowered in ('null', '~', ''):
+        return None
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
 class Configuration:
     """
     Lightweight configuration object which stores key/value pairs.
@@ -54,6 +90,20 @@ class Configuration:
         """Adds the given key/value pair."""
         self._data[key] = value
         return self
+
+    @staticmethod
+    def parse_list_value(value: str):
+        """Parses a list-valued option as Flink writes one: a YAML list (``[a, b]`` or
+        ``- a`` lines) or ``a;b;c``."""
+        if not value:
+            return []
+        text = value.strip()
+        if text.startswith('[') and text.endswith(']'):
+            return [_yaml_scalar(item) for item in _split_flow_list(text[1:-1])]
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if all(line.startswith('- ') or line == '-' for line in lines):
+            return [_yaml_scalar(line[1:]) for line in lines]
+        return value.split(';')
 
     def get_integer(self, key: str, default_value: int) -> int:
         """Returns the value of the key as an integer, or ``default_value`` if absent."""

@@ -1,57 +1,9 @@
-"""JobClient, JobStatus and CompletableFuture, as in ``pyflink.common``."""
+"""JobClient, as in ``pyflink.common.job_client``."""
 import concurrent.futures
-from enum import Enum
 
-from .job_execution_result import JobID
-
-
-class JobStatus(Enum):
-    """Status of a job."""
-    INITIALIZING = 0
-    CREATED = 1
-    RUNNING = 2
-    FAILING = 3
-    FAILED = 4
-    CANCELLING = 5
-    CANCELED = 6
-    FINISHED = 7
-    RESTARTING = 8
-    SUSPENDED = 9
-    RECONCILING = 10
-
-    def is_globally_terminal_state(self) -> bool:
-        return self in (JobStatus.FAILED, JobStatus.CANCELED, JobStatus.FINISHED)
-
-    def is_terminal_state(self) -> bool:
-        return self.is_globally_terminal_state() or self is JobStatus.SUSPENDED
-
-
-class CompletableFuture:
-    """A future result: ``result()`` waits for it, ``done()`` tells whether it is there."""
-
-    def __init__(self, future: concurrent.futures.Future):
-        self._future = future
-
-    def result(self, timeout=None):
-        return self._future.result(timeout)
-
-    def done(self) -> bool:
-        return self._future.done()
-
-    def exception(self, timeout=None):
-        return self._future.exception(timeout)
-
-    def cancel(self) -> bool:
-        return self._future.cancel()
-
-    def cancelled(self) -> bool:
-        return self._future.cancelled()
-
-
-def completed(value) -> CompletableFuture:
-    future = concurrent.futures.Future()
-    future.set_result(value)
-    return CompletableFuture(future)
+from .completable_future import CompletableFuture, completed
+from .job_id import JobID
+from .job_status import JobStatus
 
 
 class JobClient:
@@ -87,6 +39,11 @@ class JobClient:
         event time: every event-time timer and window fires, as at end of input."""
         return CompletableFuture(self._run.savepoint(
             savepoint_directory, stop=True, drain=advance_to_end_of_event_time))
+
+    def get_accumulators(self) -> CompletableFuture:
+        """Completes with the job's accumulators: always empty, as Python functions cannot
+        add accumulators (nor can they in PyFlink)."""
+        return completed({})
 
     def get_job_execution_result(self) -> CompletableFuture:
         """Completes with the JobExecutionResult, or with the job's exception."""

@@ -10,8 +10,15 @@ Besides PyFlink's API, every :class:`TypeInformation` offers two methods the eng
 * ``to_print_string(value)``: the line PyFlink's ``print()`` sink writes for a record of
   this type, given the record as the upstream function returned it (Java ``toString`` of
   the serialized value, or Python ``str()`` for pickled records and ROW fields).
+
+PyFlink's ``to_internal_type``/``from_internal_type`` (its wire form of a value: epoch
+microseconds for times, a row kind before a row's fields) work as there;
+``get_java_type_info`` has no Java type to return here.
 """
+import calendar
 import datetime
+import time
+from enum import Enum
 import math
 import numbers
 import operator
@@ -23,10 +30,15 @@ from typing import List
 from .time import Instant
 from .types import Row, RowKind
 
-__all__ = ['TypeInformation', 'Types', 'BasicTypeInfo', 'PickledBytesTypeInfo', 'RowTypeInfo',
-           'TupleTypeInfo', 'ListTypeInfo', 'MapTypeInfo', 'BasicArrayTypeInfo',
-           'PrimitiveArrayTypeInfo', 'ObjectArrayTypeInfo', 'DateTypeInfo', 'TimeTypeInfo',
-           'TimestampTypeInfo', 'InstantTypeInfo']
+__all__ = ['TypeInformation', 'Types', 'BasicType', 'BasicTypeInfo', 'PickledBytesTypeInfo',
+           'RowTypeInfo', 'TupleTypeInfo', 'ListTypeInfo', 'MapTypeInfo', 'BasicArrayTypeInfo',
+           'PrimitiveArrayTypeInfo', 'ObjectArrayTypeInfo', 'SqlTimeTypeInfo', 'DateTypeInfo',
+           'TimeTypeInfo', 'TimestampTypeInfo', 'InstantTypeInfo', 'LocalTimeTypeInfo',
+           'ExternalTypeInfo']
+
+_EPOCH = datetime.date(1970, 1, 1)
+# PyFlink's wire form of a naive time of day is shifted by the local UTC offset at the epoch.
+_LOCAL_EPOCH_OFFSET_MICROS = calendar.timegm(time.localtime(0)) * 10 ** 6
 
 
 class TypeInformation(object):
@@ -59,13 +71,58 @@ class TypeInformation(object):
     def _wrong_type(self, value, expected: str):
         return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
 
+    def need_conversion(self) -> bool:
+        """Whether ``to_internal_type`` changes values of this type."""
+        return False
+
+    def to_internal_type(self, obj):
+        """``obj`` in PyFlink's internal (wire) form."""
+        return obj
+
+    def from_internal_type(self, obj):
+        """The Python value of ``obj`` in PyFlink's internal (wire) form."""
+        return obj
+
+    def get_java_type_info(self):
+        """JVM-only: there is no Java type information here, so this returns None."""
+        return None
+
     def __ne__(self, other):
         return not self == other
 
 
+class BasicType(Enum):
+    """The basic types, named as Flink's Java classes."""
+    STRING = "String"
+    BYTE = "Byte"
+    BOOLEAN = "Boolean"
+    SHORT = "Short"
+    INT = "Integer"
+    LONG = "Long"
+    FLOAT = "Float"
+    DOUBLE = "Double"
+    CHAR = "Char"
+    BIG_INT = "BigInteger"
+    BIG_DEC = "BigDecimal"
+    INSTANT = "Instant"
+
+
 class BasicTypeInfo(TypeInformation):
     """Type information for primitive types (int, long, double, ...), String, BigInteger and
-    BigDecimal."""
+    BigDecimal; ``BasicTypeInfo.INT_TYPE_INFO()`` is ``Types.INT()``."""
+
+    STRING_TYPE_INFO = staticmethod(lambda: Types.STRING())
+    BYTE_TYPE_INFO = staticmethod(lambda: Types.BYTE())
+    BOOLEAN_TYPE_INFO = staticmethod(lambda: Types.BOOLEAN())
+    SHORT_TYPE_INFO = staticmethod(lambda: Types.SHORT())
+    INT_TYPE_INFO = staticmethod(lambda: Types.INT())
+    LONG_TYPE_INFO = staticmethod(lambda: Types.LONG())
+    FLOAT_TYPE_INFO = staticmethod(lambda: Types.FLOAT())
+    DOUBLE_TYPE_INFO = staticmethod(lambda: Types.DOUBLE())
+    CHAR_TYPE_INFO = staticmethod(lambda: Types.CHAR())
+    BIG_INT_TYPE_INFO = staticmethod(lambda: Types.BIG_INT())
+    BIG_DEC_TYPE_INFO = staticmethod(lambda: Types.BIG_DEC())
+    INSTANT_TYPE_INFO = staticmethod(lambda: Types.INSTANT())
 
     def __init__(self, name: str, java_class: str):
         self._name = name
@@ -159,6 +216,16 @@ class InstantTypeInfo(BasicTypeInfo):
             raise self._wrong_type(value, 'an Instant')
         return value
 
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, obj):
+        """Epoch microseconds."""
+        return None if obj is None else obj.to_epoch_milli() * 1000
+
+    def from_internal_type(self, obj):
+        return None if obj is None else Instant.of_epoch_milli(obj // 1000)
+
     def _java_string(self, value, deep):
         if value is None:
             return 'null'
@@ -175,6 +242,22 @@ class InstantTypeInfo(BasicTypeInfo):
         return moment.strftime('%Y-%m-%dT%H:%M:%S') + fraction + 'Z'
 
 
+class SqlTimeTypeInfo(TypeInformation):
+    """The java.sql time types: ``SqlTimeTypeInfo.DATE()``, ``TIME()``, ``TIMESTAMP()``."""
+
+    @staticmethod
+    def DATE() -> 'DateTypeInfo':
+        return DateTypeInfo()
+
+    @staticmethod
+    def TIME() -> 'TimeTypeInfo':
+        return TimeTypeInfo()
+
+    @staticmethod
+    def TIMESTAMP() -> 'TimestampTypeInfo':
+        return TimestampTypeInfo()
+
+
 class DateTypeInfo(TypeInformation):
     """Type information for ``datetime.date`` (Java ``java.sql.Date``)."""
 
@@ -184,6 +267,16 @@ class DateTypeInfo(TypeInformation):
         if not isinstance(value, datetime.date):
             raise self._wrong_type(value, 'a datetime.date')
         return value
+
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, d):
+        """Days since 1970-01-01."""
+        return None if d is None else (d - _EPOCH).days
+
+    def from_internal_type(self, v):
+        return None if v is None else _EPOCH + datetime.timedelta(days=v)
 
     def __eq__(self, other):
         return isinstance(other, DateTypeInfo)
@@ -199,6 +292,28 @@ class TimeTypeInfo(TypeInformation):
         if not isinstance(value, datetime.time):
             raise self._wrong_type(value, 'a datetime.time')
         return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, t):
+        """Microseconds since midnight UTC (a naive time is shifted as PyFlink does)."""
+        if t is None:
+            return None
+        if t.tzinfo is None:
+            offset_micros = _LOCAL_EPOCH_OFFSET_MICROS
+        else:
+            offset = t.utcoffset() or datetime.timedelta()
+            offset_micros = offset // datetime.timedelta(microseconds=1)
+        micros = ((t.hour * 60 + t.minute) * 60 + t.second) * 10 ** 6 + t.microsecond
+        return micros - offset_micros
+
+    def from_internal_type(self, t):
+        if t is None:
+            return None
+        seconds, micros = divmod(t + _LOCAL_EPOCH_OFFSET_MICROS, 10 ** 6)
+        minutes, seconds = divmod(seconds, 60)
+        return datetime.time(*divmod(minutes, 60), seconds, micros)
 
     def _java_string(self, value, deep):
         return 'null' if value is None else value.strftime('%H:%M:%S')
@@ -218,6 +333,21 @@ class TimestampTypeInfo(TypeInformation):
         if not isinstance(value, datetime.datetime):
             raise self._wrong_type(value, 'a datetime.datetime')
         return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, dt):
+        """Epoch microseconds (a naive datetime is local time)."""
+        if dt is None:
+            return None
+        seconds = calendar.timegm(dt.utctimetuple()) if dt.tzinfo else time.mktime(dt.timetuple())
+        return int(seconds) * 10 ** 6 + dt.microsecond
+
+    def from_internal_type(self, ts):
+        if ts is None:
+            return None
+        return datetime.datetime.fromtimestamp(ts // 10 ** 6).replace(microsecond=ts % 10 ** 6)
 
     def _java_string(self, value, deep):
         if value is None:
@@ -290,6 +420,35 @@ class RowTypeInfo(TypeInformation):
         row._row_kind = kind
         return row
 
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, obj):
+        """The row kind's value, then the fields: from a Row, a tuple or list, a dict or an
+        object's attributes (by field name)."""
+        if obj is None:
+            return None
+        names = self.get_field_names()
+        if isinstance(obj, dict):
+            values = [obj.get(n) for n in names]
+        elif isinstance(obj, Row):
+            values = obj.get_fields_by_names(names) if hasattr(obj, '_fields') else list(obj)
+        elif isinstance(obj, (tuple, list)):
+            values = obj
+        elif hasattr(obj, '__dict__'):
+            values = [vars(obj).get(n) for n in names]
+        else:
+            raise ValueError("Unexpected tuple %r with RowTypeInfo" % obj)
+        kind = obj.get_row_kind() if isinstance(obj, Row) else RowKind.INSERT
+        return (kind.value,) + tuple(t.to_internal_type(v)
+                                     for t, v in zip(self._field_types, values))
+
+    def from_internal_type(self, obj):
+        # a tuple or list is already a Python value (as in PyFlink, where pickling made it)
+        if obj is None or isinstance(obj, (tuple, list)):
+            return obj
+        return tuple(t.from_internal_type(v) for t, v in zip(self._field_types, obj))
+
     def collected_value(self, value):
         if value is None:
             return None
@@ -340,6 +499,22 @@ class TupleTypeInfo(TypeInformation):
 
     def collected_value(self, value):
         return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))
+
+    def need_conversion(self) -> bool:
+        return True
+
+    def to_internal_type(self, obj):
+        if obj is None or not any(t.need_conversion() for t in self._field_types):
+            return obj
+        if not isinstance(obj, (list, tuple, Row)):
+            raise ValueError("Unexpected tuple %r with TupleTypeInfo" % obj)
+        return tuple(t.to_internal_type(v) for t, v in zip(self._field_types, obj))
+
+    def from_internal_type(self, obj):
+        # a tuple or list is already a Python value (as in PyFlink, where pickling made it)
+        if obj is None or isinstance(obj, (tuple, list)):
+            return obj
+        return tuple(t.from_internal_type(v) for t, v in zip(self._field_types, obj))
 
     def _java_string(self, value, deep):
         if value is None:
@@ -469,6 +644,84 @@ class PrimitiveArrayTypeInfo(_ArrayTypeInfo):
         if deep and isinstance(value, bytes):
             return _java_bytes_string(value)
         return super()._java_string(value, deep)
+
+
+class LocalTimeTypeInfo(TypeInformation):
+    """Type information for java.time's local date, time and date-time
+    (``datetime.date``, ``datetime.time``, ``datetime.datetime``)."""
+
+    class TimeType(Enum):
+        LOCAL_DATE = 0
+        LOCAL_TIME = 1
+        LOCAL_DATE_TIME = 2
+
+    _PYTHON_TYPES = {TimeType.LOCAL_DATE: datetime.date, TimeType.LOCAL_TIME: datetime.time,
+                     TimeType.LOCAL_DATE_TIME: datetime.datetime}
+
+    def __init__(self, time_type: 'LocalTimeTypeInfo.TimeType'):
+        self._time_type = time_type
+
+    def convert(self, value):
+        python_type = self._PYTHON_TYPES[self._time_type]
+        if python_type is datetime.date and isinstance(value, datetime.datetime) \
+                or not isinstance(value, python_type):
+            raise self._wrong_type(value, 'a ' + python_type.__qualname__)
+        return value
+
+    def _java_string(self, value, deep):
+        if value is None:
+            return 'null'
+        if self._time_type is LocalTimeTypeInfo.TimeType.LOCAL_DATE:
+            return value.isoformat()
+        if self._time_type is LocalTimeTypeInfo.TimeType.LOCAL_TIME:
+            return _java_local_time(value)
+        return value.date().isoformat() + 'T' + _java_local_time(value.time())
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._time_type == other._time_type
+
+    def __repr__(self):
+        return 'LocalTimeTypeInfo<%s>' % self._time_type.name
+
+
+def _java_local_time(t: datetime.time) -> str:
+    """Java's LocalTime.toString: HH:mm, then :ss and a fraction only when not zero."""
+    text = '%02d:%02d' % (t.hour, t.minute)
+    if t.second or t.microsecond:
+        text += ':%02d' % t.second
+    if t.microsecond:
+        text += '.%03d' % (t.microsecond // 1000) if t.microsecond % 1000 == 0 \
+            else '.%06d' % t.microsecond
+    return text
+
+
+class ExternalTypeInfo(TypeInformation):
+    """Wraps a type information as the Table API's external type; values are those of the
+    wrapped type."""
+
+    def __init__(self, type_info: TypeInformation):
+        self._type_info = type_info
+
+    def convert(self, value):
+        return self._type_info.convert(value)
+
+    def _java_string(self, value, deep):
+        return self._type_info._java_string(value, deep)
+
+    def need_conversion(self) -> bool:
+        return self._type_info.need_conversion()
+
+    def to_internal_type(self, obj):
+        return self._type_info.to_internal_type(obj)
+
+    def from_internal_type(self, obj):
+        return self._type_info.from_internal_type(obj)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._type_info == other._type_info
+
+    def __repr__(self):
+        return 'ExternalTypeInfo<%r>' % self._type_info
 
 
 def _java_identity(java_class: str, value) -> str:

@@ -16,6 +16,10 @@ class RowKind(Enum):
     def __str__(self):
         return _SHORT_STRINGS[self.value]
 
+    def to_j_row_kind(self):
+        """JVM-only: there is no Java RowKind here, so this returns None."""
+        return None
+
 
 _SHORT_STRINGS = ('+I', '-U', '+U', '-D')
 

@@ -30,6 +30,7 @@ class WatermarkStrategy:
         self._max_out_of_orderness = max_out_of_orderness
         self._timestamp_assigner = None
         self._idleness: Optional[Duration] = None
+        self._alignment = None  # (group, max drift, update interval): recorded only
 
     @staticmethod
     def no_watermarks() -> "WatermarkStrategy":
@@ -63,6 +64,17 @@ class WatermarkStrategy:
         strategy._idleness = idle_timeout
         return strategy
 
+    def with_watermark_alignment(self, watermark_group: str, max_allowed_watermark_drift: Duration,
+                                 update_interval: Optional[Duration] = None
+                                 ) -> "WatermarkStrategy":
+        """A copy of this strategy in the alignment group ``watermark_group``. Recorded, with
+        no effect: every micro-batch reads a bounded amount from every split and the
+        watermark is the minimum over them, so no source runs far ahead of the others."""
+        strategy = copy.copy(self)
+        strategy._alignment = (watermark_group, max_allowed_watermark_drift,
+                               update_interval or Duration.of_millis(1000))
+        return strategy
+
     def get_timestamp_assigner(self) -> Optional[TimestampAssigner]:
         return self._timestamp_assigner
 
@@ -76,3 +88,14 @@ class WatermarkStrategy:
     def is_no_watermarks(self) -> bool:
         """True for ``no_watermarks()`` without a timestamp assigner: nothing to do."""
         return self._kind == "no_watermarks" and self._timestamp_assigner is None
+
+
+class AssignerWithPeriodicWatermarksWrapper(object):
+    """JVM-only: wraps a Java AssignerWithPeriodicWatermarks, which cannot run here. Use
+    ``WatermarkStrategy.for_bounded_out_of_orderness(...).with_timestamp_assigner(...)``
+    instead."""
+
+    def __init__(self, j_assigner_with_periodic_watermarks):
+        raise TypeError("AssignerWithPeriodicWatermarksWrapper wraps a Java assigner, which "
+                        "needs a JVM: use a WatermarkStrategy with a TimestampAssigner "
+                        "written in Python instead.")

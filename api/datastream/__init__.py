@@ -1,10 +1,10 @@
 """The DataStream API, as in ``pyflink.datastream``."""
 from .checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
-from .checkpoint_storage import (CheckpointStorage, FileSystemCheckpointStorage,
-                                 JobManagerCheckpointStorage)
+from .checkpoint_storage import (CheckpointStorage, CustomCheckpointStorage,
+                                 FileSystemCheckpointStorage, JobManagerCheckpointStorage)
 from .checkpointing_mode import CheckpointingMode
-from .data_stream import (BroadcastConnectedStream, BroadcastStream, ConnectedStreams,
-                          DataStream, DataStreamSink, KeyedStream)
+from .data_stream import (BroadcastConnectedStream, BroadcastStream, CloseableIterator,
+                          ConnectedStreams, DataStream, DataStreamSink, KeyedStream)
 from .execution_mode import RuntimeExecutionMode
 from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFunction,
                         CoFlatMapFunction, CoMapFunction, CoProcessFunction,
@@ -12,15 +12,20 @@ from .functions import (AggregateFunction, AllWindowFunction, BroadcastProcessFu
                         KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
                         KeyedProcessFunction, KeySelector, MapFunction, Partitioner,
                         ProcessAllWindowFunction, ProcessFunction, ProcessWindowFunction,
-                        ReduceFunction, RuntimeContext, SinkFunction, TimerService,
+                        ReduceFunction, RuntimeContext, SinkFunction, SourceFunction,
                         WindowFunction)
 from .windowed_stream import AllWindowedStream, WindowedStream
 from .output_tag import OutputTag
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
-from .state_backend import (EmbeddedRocksDBStateBackend, FsStateBackend, HashMapStateBackend,
-                            MemoryStateBackend, RocksDBStateBackend, StateBackend)
-from .stream_execution_environment import CloseableIterator, StreamExecutionEnvironment
-from engine.runtime_context import TimeDomain
+from .state_backend import (CustomStateBackend, EmbeddedRocksDBStateBackend, FsStateBackend,
+                            HashMapStateBackend, MemoryStateBackend, PredefinedOptions,
+                            RocksDBStateBackend, StateBackend)
+from .stream_execution_environment import StreamExecutionEnvironment
+from .time_domain import TimeDomain
+from .timerservice import TimerService
+from .slot_sharing_group import MemorySize, SlotSharingGroup
+from .window import (CountWindow, GlobalWindow, MergingWindowAssigner, TimeWindow, Trigger,
+                     TriggerResult, Window, WindowAssigner)
 
 __all__ = [
     "EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend",
@@ -38,6 +43,10 @@ __all__ = [
     "ReduceFunction", "TimeDomain",
     "RuntimeContext", "RuntimeExecutionMode", "SinkFunction", "StreamExecutionEnvironment",
     "TimerService",
+    "MemorySize", "SlotSharingGroup",
+    "CountWindow", "GlobalWindow", "MergingWindowAssigner", "TimeWindow", "Trigger",
+    "TriggerResult", "Window", "WindowAssigner",
+    "CustomCheckpointStorage", "CustomStateBackend", "PredefinedOptions", "SourceFunction",
 ]
 
 from .async_data_stream import AsyncDataStream  # noqa: E402

@@ -19,6 +19,14 @@ class CheckpointStorage:
         return None
 
 
+class CustomCheckpointStorage(CheckpointStorage):
+    """JVM-only: wraps a Java checkpoint storage, which cannot run here."""
+
+    def __init__(self, j_custom_checkpoint_storage):
+        raise TypeError("CustomCheckpointStorage wraps a Java checkpoint storage, which needs a "
+                        "JVM: use FileSystemCheckpointStorage(path) instead.")
+
+
 class JobManagerCheckpointStorage(CheckpointStorage):
     """Checkpoints in Flink go to the JobManager's memory; here (no JobManager) they go to
     ``checkpoint_path`` if given, else to the configured or a temporary directory.

@@ -4,6 +4,7 @@ Calls only record transformations (nothing runs until ``execute``); they check
 what can be checked at build time: function kinds, keyed-only operations,
 parallelism settings.
 """
+from enum import Enum
 from functools import partial
 from typing import Callable, Optional, Union
 
@@ -25,6 +26,8 @@ from .state import MapStateDescriptor
 from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
 from .windowed_stream import AllWindowedStream, WindowedStream
 
+COLLECT_SINK = "Collect Stream Sink"
+KEYED_PARTITIONING = "Cannot override partitioning for KeyedStream."
 NOT_KEYED = ("{}() can only be used on a KeyedStream: call key_by(...) on the DataStream "
              "first, e.g. ds.key_by(lambda x: x[0]).{}(...)")
 
@@ -92,6 +95,10 @@ class DataStream:
 
     def get_execution_environment(self):
         return self._env
+
+    def get_execution_config(self):
+        """The ExecutionConfig of this stream's environment."""
+        return self._env.get_config()
 
     def set_buffer_timeout(self, timeout_millis: int) -> "DataStream":
         """Accepted for compatibility: records cross stages once per micro-batch."""
@@ -215,6 +222,15 @@ class DataStream:
         t = Transformation("union", "Union", inputs, output_type=self.get_type())
         return DataStream(self._env, t)
 
+    def cache(self) -> "CachedDataStream":
+        """Marks this (bounded) stream's result for reuse by later jobs of the environment.
+
+        Accepted, but nothing is kept between jobs here: each job that uses the returned
+        stream computes it again, as Flink does in STREAMING mode. Results differ from
+        Flink's BATCH mode only where the stream is not deterministic (random values,
+        processing time)."""
+        return CachedDataStream(self._env, self._transformation)
+
     # --- partitioning ---------------------------------------------------------
     def _partition(self, strategy: str, **kwargs) -> "DataStream":
         t = Transformation("partition", "Partition", [self._transformation],
@@ -310,16 +326,16 @@ class DataStream:
         operator_factory, publisher_factory = writer(self.get_type())
         return self._sink("Writer", operator_factory, publisher_factory)
 
-    def execute_and_collect(self, job_name: str = None, limit: int = None):
+    def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
         """Runs the job and returns its results: a CloseableIterator, or a list of at most
         ``limit`` elements when ``limit`` is given."""
         publisher = CollectPublisher()
         stream_type = self.get_type()
         to_item = None if _is_pickled(stream_type) else stream_type.collected_value
-        t = Transformation("sink", "Collect Stream Sink", [self._transformation],
+        t = Transformation("sink", COLLECT_SINK, [self._transformation],
                            partial(SinkWriterOperator, to_item), pact="Data Sink",
                            publisher_factory=lambda node: publisher)
-        iterator = self._env._execute_collect(t, publisher, job_name)
+        iterator = self._env._execute_collect(t, publisher, job_execution_name)
         if limit is None:
             return iterator
         with iterator:
@@ -445,11 +461,35 @@ class KeyedStream(DataStream):
             else CountSlidingWindowAssigner.of(size, slide)
         return WindowedStream(self, assigner)
 
-    # A KeyedStream is defined by its partitioning: these cannot change it.
-    def _no_partitioning(self, *args, **kwargs):
-        raise ValueError("Cannot override partitioning for KeyedStream.")
+    class AccumulateType(Enum):
+        """The rolling aggregations of ``sum``, ``min``, ``max``, ``min_by``, ``max_by``."""
+        MIN = 1
+        MAX = 2
+        MIN_BY = 3
+        MAX_BY = 4
+        SUM = 5
 
-    shuffle = rebalance = rescale = forward = broadcast = partition_custom = _no_partitioning
+    # A KeyedStream is defined by its partitioning: these cannot change it.
+    def shuffle(self):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def rebalance(self):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def rescale(self):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def forward(self):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def broadcast(self, *args, **kwargs):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def partition_custom(self, partitioner, key_selector):
+        raise ValueError(KEYED_PARTITIONING)
+
+    def cache(self):
+        raise ValueError("Cache for KeyedStream is not supported.")
 
     def set_parallelism(self, parallelism: int):
         raise ValueError("Set parallelism for KeyedStream is not supported.")
@@ -459,6 +499,50 @@ class KeyedStream(DataStream):
 
     def uid(self, uid: str):
         raise ValueError("Set uid for KeyedStream is not supported.")
+
+
+class CachedDataStream(DataStream):
+    """The stream ``DataStream.cache()`` returns; its operator's properties are fixed.
+    See ``cache`` for what caching does here."""
+
+    def invalidate(self) -> None:
+        """Releases the cached result: there is none to release here."""
+
+    def _unsupported(self, what: str):
+        raise ValueError(f"{what} for CachedDataStream is not supported.")
+
+    def set_parallelism(self, parallelism: int):
+        self._unsupported("Set parallelism")
+
+    def name(self, name: str):
+        self._unsupported("Set name")
+
+    def get_name(self) -> str:
+        raise ValueError("Get name of CachedDataStream is not supported.")
+
+    def uid(self, uid: str):
+        self._unsupported("Set uid")
+
+    def set_uid_hash(self, uid_hash: str):
+        self._unsupported("Set uid hash")
+
+    def set_max_parallelism(self, max_parallelism: int):
+        self._unsupported("Set max parallelism")
+
+    def force_non_parallel(self):
+        self._unsupported("Set force non-parallel")
+
+    def set_buffer_timeout(self, timeout_millis: int):
+        self._unsupported("Set buffer timeout")
+
+    def start_new_chain(self):
+        self._unsupported("Start new chain")
+
+    def disable_chaining(self):
+        self._unsupported("Disable chaining")
+
+    def slot_sharing_group(self, slot_sharing_group):
+        self._unsupported("Setting slot sharing group")
 
 
 class DataStreamSink:
@@ -604,3 +688,41 @@ class BroadcastConnectedStream:
 
     def _is_keyed_stream(self) -> bool:
         return isinstance(self.non_broadcast_stream, KeyedStream)
+
+
+class CloseableIterator:
+    """Iterator over a running job's results (``execute_and_collect``); ``close()`` (or
+    leaving a ``with`` block) stops the job."""
+
+    def __init__(self, runner, publisher):
+        self._runner = runner
+        self._buffer = publisher.buffer
+        self._batches = runner.batches()
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while not self._buffer:
+            if self._done:
+                raise StopIteration
+            try:
+                next(self._batches)
+            except StopIteration:
+                self._done = True
+        return self._buffer.popleft()
+
+    def next(self):
+        """The next result (``next(iterator)``); raises StopIteration after the last."""
+        return self.__next__()
+
+    def close(self) -> None:
+        self._done = True
+        self._batches.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

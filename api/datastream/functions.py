@@ -7,10 +7,15 @@ engine calls, and reject the wrong kind of function at build time.
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Generic, TypeVar, Union
 
+from .timerservice import TimerService
+
 IN1 = TypeVar("IN1")
 IN2 = TypeVar("IN2")
 OUT = TypeVar("OUT")
 KEY = TypeVar("KEY")
+IN = TypeVar("IN")
+W = TypeVar("W")
+W2 = TypeVar("W2")
 
 
 class Function(ABC):
@@ -89,34 +94,6 @@ class Partitioner(Function):
     @abstractmethod
     def partition(self, key: Any, num_partitions: int) -> int:
         """Returns the target partition index in ``[0, num_partitions)``."""
-
-
-class TimerService(ABC):
-    """Interface for querying time and registering timers."""
-
-    @abstractmethod
-    def current_processing_time(self) -> int:
-        """Returns the current processing time in epoch milliseconds."""
-
-    @abstractmethod
-    def current_watermark(self) -> int:
-        """Returns the current event-time watermark."""
-
-    @abstractmethod
-    def register_processing_time_timer(self, timestamp: int):
-        """Registers a timer to fire when processing time passes ``timestamp``."""
-
-    @abstractmethod
-    def register_event_time_timer(self, timestamp: int):
-        """Registers a timer to fire when the watermark passes ``timestamp``."""
-
-    def delete_processing_time_timer(self, timestamp: int):
-        """Deletes a processing-time timer registered for the current key."""
-        raise NotImplementedError
-
-    def delete_event_time_timer(self, timestamp: int):
-        """Deletes an event-time timer registered for the current key."""
-        raise NotImplementedError
 
 
 class ProcessFunction(Function):
@@ -350,18 +327,27 @@ class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[KEY, I
         """Called when a timer registered on the keyed side fires; yields output elements."""
 
 
-class WindowFunction(Function):
-    """Evaluates a keyed window: ``apply(key, window, inputs)`` yields the outputs."""
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Evaluates a keyed window: ``apply(key, window, inputs)`` yields the outputs.
+
+    Generic as in PyFlink: ``class Count(WindowFunction[tuple, tuple, str, TimeWindow])``."""
 
     @abstractmethod
     def apply(self, key, window, inputs):
         """Evaluates the window's elements (or its one aggregated value)."""
 
 
-class ProcessWindowFunction(Function):
-    """Evaluates a keyed window with a Context: ``process(key, context, elements)``."""
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Evaluates a keyed window with a Context: ``process(key, context, elements)``.
 
-    class Context(ABC):
+    Generic as in PyFlink, its Context too::
+
+        class Count(ProcessWindowFunction[tuple, tuple, str, TimeWindow]):
+            def process(self, key, context: ProcessWindowFunction.Context[TimeWindow], elements):
+                yield key, context.window().start, len(list(elements))
+    """
+
+    class Context(ABC, Generic[W2]):
         """The window being evaluated, time, and per-window / per-key state."""
 
         @abstractmethod
@@ -392,7 +378,7 @@ class ProcessWindowFunction(Function):
         """Called when the window is cleaned up: delete its per-window state here."""
 
 
-class AllWindowFunction(Function):
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window: ``apply(window, inputs)`` yields the outputs."""
 
     @abstractmethod
@@ -400,7 +386,7 @@ class AllWindowFunction(Function):
         """Evaluates the window's elements (or its one aggregated value)."""
 
 
-class ProcessAllWindowFunction(Function):
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     """Evaluates a non-keyed window with a Context: ``process(context, elements)``."""
 
     Context = ProcessWindowFunction.Context
@@ -413,7 +399,32 @@ class ProcessAllWindowFunction(Function):
         """Called when the window is cleaned up."""
 
 
-class RuntimeContext(ABC):
+class KeyedStateStore(ABC):
+    """Access to keyed state: the state of the current key (and, in a window function's
+    ``window_state()``, of the current window)."""
+
+    @abstractmethod
+    def get_state(self, state_descriptor):
+        """Keyed ValueState for a ValueStateDescriptor."""
+
+    @abstractmethod
+    def get_list_state(self, state_descriptor):
+        """Keyed ListState for a ListStateDescriptor."""
+
+    @abstractmethod
+    def get_map_state(self, state_descriptor):
+        """Keyed MapState for a MapStateDescriptor."""
+
+    @abstractmethod
+    def get_reducing_state(self, state_descriptor):
+        """Keyed ReducingState for a ReducingStateDescriptor."""
+
+    @abstractmethod
+    def get_aggregating_state(self, state_descriptor):
+        """Keyed AggregatingState for an AggregatingStateDescriptor."""
+
+
+class RuntimeContext(KeyedStateStore):
     """Information about the parallel instance running a function, and access to keyed state."""
 
     @abstractmethod
@@ -445,24 +456,24 @@ class RuntimeContext(ABC):
         """Global job parameter ``key`` as a string, or ``default_value``."""
 
     @abstractmethod
-    def get_state(self, state_descriptor):
-        """Keyed ValueState for a ValueStateDescriptor."""
+    def get_metrics_group(self):
+        """This parallel instance's metric group (``counter``, ``gauge``, ``meter``,
+        ``distribution``, ``add_group``). Metrics are kept in the instance for the
+        function's own use; there is no metric reporter to publish them."""
 
-    @abstractmethod
-    def get_list_state(self, state_descriptor):
-        """Keyed ListState for a ListStateDescriptor."""
 
-    @abstractmethod
-    def get_map_state(self, state_descriptor):
-        """Keyed MapState for a MapStateDescriptor."""
+class SourceFunction(Function):
+    """A legacy source for ``env.add_source``. PyFlink's wrap Java classes, which cannot run
+    here; the connectors' Python sources subclass this."""
 
-    @abstractmethod
-    def get_reducing_state(self, state_descriptor):
-        """Keyed ReducingState for a ReducingStateDescriptor."""
+    def __init__(self, source_func=None):
+        if source_func is not None:
+            raise TypeError(f"SourceFunction({source_func!r}) names a Java source, which needs "
+                            "a JVM: read the data with env.from_source(...) and a Source.")
 
-    @abstractmethod
-    def get_aggregating_state(self, state_descriptor):
-        """Keyed AggregatingState for an AggregatingStateDescriptor."""
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
 
 
 class SinkFunction(Function):
@@ -475,6 +486,10 @@ class SinkFunction(Function):
     @abstractmethod
     def invoke(self, value, context) -> None:
         """Writes one record."""
+
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
 
 
 # --- wrapping plain callables -------------------------------------------------------

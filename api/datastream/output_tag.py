@@ -28,5 +28,9 @@ class OutputTag:
         self.tag_id = tag_id
         self.type_info = type_info
 
+    def get_java_output_tag(self):
+        """JVM-only: there is no Java OutputTag here, so this returns None."""
+        return None
+
     def __repr__(self):
         return f"OutputTag({self.tag_id!r}, {self.type_info!r})"

@@ -600,3 +600,12 @@ class StateTtlConfig:
             default = (self.RocksdbCompactFilterCleanupStrategy(1000)
                        if self._is_cleanup_in_background else None)
             return self._strategies.get(self.Strategies.ROCKSDB_COMPACTION_FILTER, default)
+
+
+class OperatorStateStore(ABC):
+    """Access to operator (non-keyed) state; here, the broadcast state of a broadcast
+    process function."""
+
+    @abstractmethod
+    def get_broadcast_state(self, state_descriptor):
+        """The BroadcastState of ``state_descriptor`` (a MapStateDescriptor)."""

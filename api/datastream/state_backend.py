@@ -1,7 +1,11 @@
 """State backends, as in ``pyflink.datastream.state_backend``: where keyed state lives
 while a job runs. Either way, each micro-batch's changes are written to the state
 directory, so any worker can take over a partition."""
-from typing import Any, Dict, Optional
+import os
+import random
+from enum import Enum
+from typing import Any, Dict, List, Optional
+from urllib.parse import urlparse
 
 
 class StateBackend:
@@ -12,6 +16,23 @@ class StateBackend:
     def engine_options(self) -> Dict[str, Any]:
         """Keyword arguments of the engine's keyed backend."""
         return {}
+
+
+class CustomStateBackend(StateBackend):
+    """JVM-only: wraps a Java state backend, which cannot run here."""
+
+    def __init__(self, j_custom_state_backend):
+        raise TypeError("CustomStateBackend wraps a Java state backend, which needs a JVM: use "
+                        "HashMapStateBackend() or EmbeddedRocksDBStateBackend() instead.")
+
+
+class PredefinedOptions(Enum):
+    """Flink's RocksDB tuning profiles. Recorded only: this engine's RocksDB options
+    (``statebackends.rocksdb``) are tuned for its micro-batch writes."""
+    DEFAULT = 0
+    SPINNING_DISK_OPTIMIZED = 1
+    SPINNING_DISK_OPTIMIZED_HIGH_MEM = 2
+    FLASH_SSD_OPTIMIZED = 3
 
 
 class HashMapStateBackend(StateBackend):
@@ -36,6 +57,42 @@ class EmbeddedRocksDBStateBackend(StateBackend):
     def __init__(self, enable_incremental_checkpointing: Optional[bool] = None):
         self._incremental = bool(enable_incremental_checkpointing)
         self._transfer_threads = 4
+        self._db_storage_paths: List[str] = []
+        self._predefined_options = PredefinedOptions.DEFAULT
+        self._options_factory: Optional[str] = None
+
+    def set_db_storage_paths(self, *paths: str):
+        """Local directories for the RocksDB files of the workers (by default a temporary
+        directory). With several, each run of the job uses one of them, chosen at random;
+        no argument restores the default."""
+        local = []
+        for path in paths:
+            parsed = urlparse(path)
+            if parsed.scheme not in ("", "file"):
+                raise ValueError(f"Path {path} has a non-local scheme")
+            if not os.path.isabs(parsed.path):
+                raise ValueError("Relative paths are not supported")
+            local.append(parsed.path)
+        self._db_storage_paths = local
+
+    def get_db_storage_paths(self) -> List[str]:
+        """The configured local directories; empty if none (a temporary directory)."""
+        return list(self._db_storage_paths)
+
+    def set_predefined_options(self, options: PredefinedOptions):
+        """Recorded only (see PredefinedOptions)."""
+        self._predefined_options = options
+
+    def get_predefined_options(self) -> PredefinedOptions:
+        return self._predefined_options
+
+    def set_options(self, options_factory_class_name: str):
+        """JVM-only, recorded with no effect: a Java RocksDBOptionsFactory cannot run here."""
+        self._options_factory = options_factory_class_name
+
+    def get_options(self) -> Optional[str]:
+        """The options factory class name given to ``set_options``, or None."""
+        return self._options_factory
 
     def is_incremental_checkpoints_enabled(self) -> bool:
         """Whether snapshots are incremental RocksDB checkpoints."""
@@ -53,7 +110,10 @@ class EmbeddedRocksDBStateBackend(StateBackend):
 
     def engine_options(self) -> Dict[str, Any]:
         """Keyword arguments of the engine's keyed backend (RocksDBKeyedStateBackend)."""
-        return {"incremental": self._incremental}
+        options = {"incremental": self._incremental}
+        if self._db_storage_paths:
+            options["local_dir"] = random.choice(self._db_storage_paths)
+        return options
 
 
 # --- Deprecated state backends (PyFlink 1.x; removed in PyFlink 2.x) ----------------------

@@ -14,9 +14,10 @@ from engine.operators.io import SourceOperator
 from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
                                         PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
                                         CachedFile, PythonDependencies)
-from engine.sources import CollectionSource
+from engine.sources import CollectionSource, TextFileSource
 
 from api.common.configuration import Configuration
+from api.common.io import InputFormat
 from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
@@ -25,9 +26,12 @@ from api.unavailable import check_available
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
-from .checkpoint_config import checkpoint_directory, num_retained, savepoint_directory
+from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
-from .data_stream import DataStream
+from .data_stream import COLLECT_SINK, CloseableIterator, DataStream
+from .functions import SourceFunction
+from .slot_sharing_group import SlotSharingGroup
+from .time_characteristic import TimeCharacteristic
 from .execution_mode import RuntimeExecutionMode
 from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
                             _LegacyStateBackend)
@@ -54,18 +58,21 @@ class StreamExecutionEnvironment:
     """The context in which a streaming program is built and executed."""
 
     def __init__(self, configuration: Optional[Configuration] = None, spark_session=None):
+        self._config = ExecutionConfig()  # first: it holds the parallelism (see the end)
         self._conf: Dict[str, str] = {}
         self._spark_session = spark_session
-        self._parallelism = os.cpu_count() or 1
+        self._parallelism = self.get_default_local_parallelism()
         self._max_parallelism = DEFAULT_MAX_PARALLELISM
         self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
         self._buffer_timeout = 100
-        self._config = ExecutionConfig()
         self._sinks: List[Transformation] = []
         self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
         self._cached_files: List[CachedFile] = []
+        self._slot_sharing_groups: Dict[str, SlotSharingGroup] = {}
+        self._changelog_state_backend: Optional[bool] = None
+        self._time_characteristic = TimeCharacteristic.EventTime
         if configuration is not None:
             self.configure(configuration)
 
@@ -162,27 +169,6 @@ class StreamExecutionEnvironment:
     def get_config(self) -> ExecutionConfig:
         return self._config
 
-    def configure(self, configuration: Configuration) -> None:
-        """Applies the options set in ``configuration`` (e.g. ``parallelism.default``,
-        ``pipeline.global-job-parameters``, ``state.backend.type``, checkpointing and
-        ``python.*`` options); settings it does not mention keep their values."""
-        entries = configuration.to_dict()
-        self._conf.update(entries)
-        if "parallelism.default" in entries:
-            self.set_parallelism(int(entries["parallelism.default"]))
-        if "pipeline.max-parallelism" in entries:
-            self.set_max_parallelism(int(entries["pipeline.max-parallelism"]))
-        if "execution.runtime-mode" in entries:
-            self._runtime_mode = RuntimeExecutionMode[entries["execution.runtime-mode"].upper()]
-        if STATE_BACKEND in entries or INCREMENTAL_CHECKPOINTS in entries:
-            incremental = self._conf.get(INCREMENTAL_CHECKPOINTS, "false").strip().lower()
-            self._state_backend = EmbeddedRocksDBStateBackend(incremental == "true") \
-                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb" \
-                else HashMapStateBackend()
-        if GLOBAL_JOB_PARAMETERS in entries:
-            self._config.set_global_job_parameters(
-                _parse_job_parameters(entries[GLOBAL_JOB_PARAMETERS]))
-
     # --- Python dependencies (shipped to the workers when the job runs) ----------------
     def add_python_file(self, file_path: str) -> None:
         """Adds a Python file, package directory or zip to the workers' import path, as
@@ -239,8 +225,6 @@ class StreamExecutionEnvironment:
     def get_buffer_timeout(self) -> int:
         return self._buffer_timeout
 
-    def get_default_local_parallelism(self) -> int:
-        return os.cpu_count() or 1
 
     # --- sources --------------------------------------------------------------
     def from_collection(self, collection: List, type_info: TypeInformation = None) -> DataStream:
@@ -263,7 +247,7 @@ class StreamExecutionEnvironment:
         if not hasattr(source, "engine_source"):
             raise TypeError(f"from_source() does not support {type(source).__name__}")
         engine_source = source.engine_source()
-        stamps_records = getattr(engine_source, "stamps_records", False)
+        stamps_records = engine_source.stamps_records
         t = Transformation("source", f"Source: {source_name}", [],
                            partial(SourceOperator, engine_source.reader, stamps_records),
                            output_type=type_info or source.get_produced_type(),
@@ -280,6 +264,7 @@ class StreamExecutionEnvironment:
         self._sinks.append(sink)
 
     def _settings(self, sinks: List[Transformation], job_name: Optional[str] = None) -> JobSettings:
+        _check_uids(sinks, self._config)
         bounded = all(t.source.bounded for t in reachable(sinks) if t.kind == "source")
         mode = self._runtime_mode
         if mode is RuntimeExecutionMode.AUTOMATIC:
@@ -356,6 +341,179 @@ class StreamExecutionEnvironment:
                           settings.chaining_enabled)
         return execution_plan_json(plan)
 
+    # --- the rest of PyFlink's environment ----------------------------------------------------
+    # Parallelism lives in the ExecutionConfig, as in Flink: env.set_parallelism(...) and
+    # env.get_config().set_parallelism(...) are one setting.
+    _parallelism = property(lambda self: self._config.get_parallelism(),
+                            lambda self, parallelism: self._config.set_parallelism(parallelism))
+    _max_parallelism = property(
+        lambda self: self._config.get_max_parallelism(),
+        lambda self, max_parallelism: self._config.set_max_parallelism(max_parallelism))
+    _default_local_parallelism: Optional[int] = None
+
+    @classmethod
+    def get_default_local_parallelism(cls) -> int:
+        """The parallelism new environments start with (default: the number of CPUs)."""
+        return cls._default_local_parallelism or os.cpu_count() or 1
+
+    @classmethod
+    def set_default_local_parallelism(cls, parallelism: int) -> None:
+        """Sets the parallelism environments created from now on start with."""
+        if parallelism < 1:
+            raise ValueError("The parallelism must be at least 1.")
+        StreamExecutionEnvironment._default_local_parallelism = parallelism
+
+    def configure(self, configuration: Configuration) -> None:
+        """Applies the options set in ``configuration`` (others keep their values), e.g.
+        ``parallelism.default``, ``pipeline.max-parallelism``, ``execution.runtime-mode``,
+        ``pipeline.global-job-parameters`` (``k1:v1,k2:v2``), ``pipeline.object-reuse``,
+        ``pipeline.operator-chaining.enabled``, ``pipeline.auto-generate-uids``,
+        ``pipeline.auto-watermark-interval``, ``state.backend.type``, the checkpointing
+        options and this project's ``execution.*`` options."""
+        options = configuration.to_dict()
+        self._conf.update(options)
+        settings = {
+            "parallelism.default": lambda v: self.set_parallelism(int(v)),
+            "pipeline.max-parallelism": lambda v: self.set_max_parallelism(int(v)),
+            "execution.runtime-mode": lambda v: self.set_runtime_mode(
+                RuntimeExecutionMode[v.strip().upper()]),
+            GLOBAL_JOB_PARAMETERS: lambda v: self._config.set_global_job_parameters(
+                _parse_job_parameters(v)),
+            "pipeline.object-reuse": lambda v: (self._config.enable_object_reuse() if _true(v)
+                                                else self._config.disable_object_reuse()),
+            "pipeline.operator-chaining.enabled": lambda v: setattr(self, "_chaining", _true(v)),
+            "pipeline.auto-generate-uids": lambda v: (
+                self._config.enable_auto_generated_uids() if _true(v)
+                else self._config.disable_auto_generated_uids()),
+            "pipeline.auto-watermark-interval": lambda v: self._config.set_auto_watermark_interval(
+                _millis(options, "pipeline.auto-watermark-interval", 200)),
+        }
+        for key, apply in settings.items():
+            if key in options:
+                apply(options[key])
+        if STATE_BACKEND in options or INCREMENTAL_CHECKPOINTS in options:
+            incremental = _true(self._conf.get(INCREMENTAL_CHECKPOINTS, "false"))
+            self.set_state_backend(
+                EmbeddedRocksDBStateBackend(incremental)
+                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb"
+                else HashMapStateBackend())
+
+    def close(self) -> None:
+        """Releases what the environment holds: nothing here (``cache()`` keeps no results,
+        and the Spark session is shared and stays up for other environments)."""
+
+    def register_slot_sharing_group(self, slot_sharing_group: SlotSharingGroup) \
+            -> "StreamExecutionEnvironment":
+        """Registers a slot sharing group's resources; recorded only (see
+        ``api.datastream.slot_sharing_group``)."""
+        self._slot_sharing_groups[slot_sharing_group.get_name()] = slot_sharing_group
+        return self
+
+    def add_source(self, source_func: SourceFunction, source_name: str = "Custom Source",
+                   type_info: TypeInformation = None) -> DataStream:
+        """A stream from a legacy SourceFunction that can run here (the connectors'
+        Python sources); ``from_source`` is the way for new sources."""
+        check_available(source_func)
+        if not hasattr(source_func, "engine_source"):
+            raise TypeError(f"add_source() cannot run {type(source_func).__name__}: it needs "
+                            "a source that runs in Python; use env.from_source(...) with a "
+                            "Source, or from_collection(...).")
+        return self.from_source(source_func, None, source_name, type_info)
+
+    def create_input(self, input_format: InputFormat, type_info: Optional[TypeInformation] = None):
+        """A stream from an InputFormat that can run here (see ``api.common.io``)."""
+        if not hasattr(input_format, "engine_source"):
+            raise TypeError(f"create_input() cannot run {type(input_format).__name__}: it needs "
+                            "an input format that runs in Python; use env.from_source(...) "
+                            "with a Source instead.")
+        return self.from_source(input_format, None, "Custom Source", type_info)
+
+    def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
+        """The lines of a text file (``file_path`` a local path or ``file://`` URI), split
+        over the parallel subtasks; a trailing ``\r`` is removed from each line. The
+        charset must write a newline as the byte ``\n`` (UTF-8, Latin-1, ASCII, ...)."""
+        source = TextFileSource(local_path(file_path), charset_name)
+        t = Transformation("source", "Source: Custom File Source", [],
+                           partial(SourceOperator, source.reader), output_type=Types.STRING(),
+                           pact="Data Source", source=source)
+        return DataStream(self, t)
+
+    def enable_changelog_state_backend(self, enabled: bool) -> "StreamExecutionEnvironment":
+        """Recorded only: every micro-batch already writes its state changes as a changelog."""
+        self._changelog_state_backend = bool(enabled)
+        return self
+
+    def is_changelog_state_backend_enabled(self) -> Optional[bool]:
+        """The value given to ``enable_changelog_state_backend``, or None if not set."""
+        return self._changelog_state_backend
+
+    def is_chaining_of_operators_with_different_max_parallelism_enabled(self) -> bool:
+        """True: operators with different max parallelism are chained like any others."""
+        return True
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self._checkpoint_config.is_unaligned_checkpoints_enabled()
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self._checkpoint_config.is_force_unaligned_checkpoints()
+
+    def set_restart_strategy(self, restart_strategy_configuration) -> None:
+        """Records a RestartStrategies configuration (see ``api.common.restart_strategy``:
+        it does not yet decide anything here)."""
+        self._config.set_restart_strategy(restart_strategy_configuration)
+
+    def get_restart_strategy(self):
+        """The recorded restart strategy (``RestartStrategies.fall_back_restart()`` if none)."""
+        return self._config.get_restart_strategy()
+
+    def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
+        """Recorded only (see ``api.datastream.time_characteristic``)."""
+        self._time_characteristic = characteristic
+
+    def get_stream_time_characteristic(self) -> TimeCharacteristic:
+        return self._time_characteristic
+
+    # JVM-only: jars and Java types have no use without a JVM (records are pickled Python
+    # objects), so these record their arguments and change nothing.
+    def add_jars(self, *jars_path: str) -> None:
+        """JVM-only, no effect: recorded under ``pipeline.jars``."""
+        self._conf["pipeline.jars"] = ";".join(
+            filter(None, [self._conf.get("pipeline.jars"), *jars_path]))
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        """JVM-only, no effect: recorded under ``pipeline.classpaths``."""
+        self._conf["pipeline.classpaths"] = ";".join(
+            filter(None, [self._conf.get("pipeline.classpaths"), *classpaths]))
+
+    def register_type(self, type_class_name: str) -> None:
+        """JVM-only, no effect: recorded in ``get_config().get_registered_kryo_types()``."""
+        self._config.register_kryo_type(type_class_name)
+
+    def add_default_kryo_serializer(self, type_class_name: str,
+                                    serializer_class_name: str) -> None:
+        """JVM-only, no effect: recorded in the ExecutionConfig."""
+        self._config.add_default_kryo_serializer(type_class_name, serializer_class_name)
+
+    def register_type_with_kryo_serializer(self, type_class_name: str,
+                                           serializer_class_name: str) -> None:
+        """JVM-only, no effect: recorded in the ExecutionConfig."""
+        self._config.register_type_with_kryo_serializer(type_class_name, serializer_class_name)
+
+
+def _true(value: str) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def _check_uids(sinks: List[Transformation], config: ExecutionConfig) -> None:
+    """With auto-generated uids disabled, every operator needs a uid (as in Flink, the
+    sink of ``execute_and_collect`` excepted)."""
+    if config.has_auto_generated_uids_enabled():
+        return
+    for t in reachable(sinks):
+        if t.physical and t.uid is None and t.uid_hash is None and t.name != COLLECT_SINK:
+            raise PlanError("Auto generated UIDs have been disabled but no UID or hash has "
+                            f"been assigned to operator {t.name}: set one with .uid(...)")
+
 
 def _absolute(path: Optional[str]) -> Optional[str]:
     # Tasks may run in another working directory (a job's archives and cached files).
@@ -389,40 +547,6 @@ def _convert_element(type_info: TypeInformation, index: int, element):
     except Exception as e:
         raise TypeError(f"from_collection(): element #{index} {element!r} does not match "
                         f"{type_info}: {e}") from e
-
-
-class CloseableIterator:
-    """Iterator over a running job's results (``execute_and_collect``); ``close()`` (or
-    leaving a ``with`` block) stops the job."""
-
-    def __init__(self, runner, publisher):
-        self._runner = runner
-        self._buffer = publisher.buffer
-        self._batches = runner.batches()
-        self._done = False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        while not self._buffer:
-            if self._done:
-                raise StopIteration
-            try:
-                next(self._batches)
-            except StopIteration:
-                self._done = True
-        return self._buffer.popleft()
-
-    def close(self) -> None:
-        self._done = True
-        self._batches.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 class _AsyncRun:

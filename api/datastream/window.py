@@ -2,8 +2,13 @@
 
 The implementations are the engine's pure-Python state machines (``engine.time``);
 user-written WindowAssigner, MergingWindowAssigner and Trigger subclasses of these
-classes work the same way as the built-in ones.
+classes work the same way as the built-in ones. The window serializers write Flink's
+binary forms; the engine keeps windows as Python objects and does not need them.
 """
+import struct
+from io import BytesIO
+
+from api.common.serializer import TypeSerializer
 from engine.time.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
                                   CountTrigger, EventTimeTrigger, NeverTrigger,
                                   ProcessingTimeTrigger, PurgingTrigger, Trigger,
@@ -18,6 +23,7 @@ from engine.time.windows import (CountSlidingWindowAssigner, CountTumblingWindow
                                  TumblingProcessingTimeWindows, Window, WindowAssigner)
 
 __all__ = [
+    "TimeWindowSerializer", "CountWindowSerializer", "GlobalWindowSerializer",
     "ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger", "CountSlidingWindowAssigner",
     "CountTrigger", "CountTumblingWindowAssigner", "CountWindow",
     "DynamicEventTimeSessionWindows", "DynamicProcessingTimeSessionWindows",
@@ -28,3 +34,34 @@ __all__ = [
     "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "Window",
     "WindowAssigner",
 ]
+
+
+class TimeWindowSerializer(TypeSerializer[TimeWindow]):
+    """A TimeWindow as two big-endian longs: start, end."""
+
+    def serialize(self, element: TimeWindow, stream: BytesIO) -> None:
+        stream.write(struct.pack(">qq", element.start, element.end))
+
+    def deserialize(self, stream: BytesIO) -> TimeWindow:
+        return TimeWindow(*struct.unpack(">qq", stream.read(16)))
+
+
+class CountWindowSerializer(TypeSerializer[CountWindow]):
+    """A CountWindow as its id, a big-endian long."""
+
+    def serialize(self, element: CountWindow, stream: BytesIO) -> None:
+        stream.write(struct.pack(">q", element.id))
+
+    def deserialize(self, stream: BytesIO) -> CountWindow:
+        return CountWindow(struct.unpack(">q", stream.read(8))[0])
+
+
+class GlobalWindowSerializer(TypeSerializer[GlobalWindow]):
+    """The GlobalWindow as one zero byte."""
+
+    def serialize(self, element: GlobalWindow, stream: BytesIO) -> None:
+        stream.write(b"\x00")
+
+    def deserialize(self, stream: BytesIO) -> GlobalWindow:
+        stream.read(1)
+        return GlobalWindow.get()

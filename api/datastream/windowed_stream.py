@@ -100,19 +100,29 @@ class _Windowed:
             "Window(Aggregate)", ("aggregating", aggregate_function), window_function,
             output_type)
 
-    def apply(self, window_function, result_type: TypeInformation = None):
-        """Evaluates each window's buffered elements with a WindowFunction."""
+    def apply(self, window_function, output_type: TypeInformation = None, *,
+              result_type: TypeInformation = None):
+        """Evaluates each window's buffered elements with a WindowFunction
+        (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
         kind = self._call_kind(window_function)
         return self._window("Window(Apply)", ("list", None),
                             WindowFunctionCall(window_function, kind, single=False),
-                            result_type)
+                            _output_type(output_type, result_type))
 
-    def process(self, process_window_function, result_type: TypeInformation = None):
-        """Evaluates each window's buffered elements with a ProcessWindowFunction."""
+    def process(self, process_window_function, output_type: TypeInformation = None, *,
+                result_type: TypeInformation = None):
+        """Evaluates each window's buffered elements with a ProcessWindowFunction
+        (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
         kind = self._call_kind(process_window_function)
         return self._window("Window(Process)", ("list", None),
                             WindowFunctionCall(process_window_function, kind, single=False),
-                            result_type)
+                            _output_type(output_type, result_type))
+
+
+def _output_type(output_type, result_type):
+    if output_type is not None and result_type is not None:
+        raise TypeError("give output_type or its old name result_type, not both")
+    return output_type if output_type is not None else result_type
 
 
 class WindowedStream(_Windowed):

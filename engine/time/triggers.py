@@ -278,10 +278,11 @@ class _ContinuousTrigger(Trigger[T, Any]):
             self._delete(ctx, next_fire_time)
             fire_time.clear()
 
-    def _schedule_after(self, time: int, window: Any, ctx: Trigger.TriggerContext,
-                        fire_time) -> None:
+    def register_next_fire_timestamp(self, time: int, window: Any, ctx: Trigger.TriggerContext,
+                                     fire_timestamp_state) -> None:
+        """Schedules the firing one interval after ``time`` (at most the window's end)."""
         next_fire_time = min(time + self.interval, window.max_timestamp())
-        fire_time.add(next_fire_time)
+        fire_timestamp_state.add(next_fire_time)
         self._register(ctx, next_fire_time)
 
     def __repr__(self) -> str:
@@ -317,7 +318,8 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
         ctx.register_event_time_timer(window.max_timestamp())
         fire_time = ctx.get_partitioned_state(_FIRE_TIME)
         if fire_time.get() is None:
-            self._schedule_after(timestamp - timestamp % self.interval, window, ctx, fire_time)
+            self.register_next_fire_timestamp(timestamp - timestamp % self.interval, window, ctx,
+                                              fire_time)
         return TriggerResult.CONTINUE
 
     def on_processing_time(self, time: int, window: Any,
@@ -331,7 +333,7 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
         fire_time = ctx.get_partitioned_state(_FIRE_TIME)
         if fire_time.get() == time:
             fire_time.clear()
-            self._schedule_after(time, window, ctx, fire_time)
+            self.register_next_fire_timestamp(time, window, ctx, fire_time)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
@@ -364,7 +366,7 @@ class ContinuousProcessingTimeTrigger(_ContinuousTrigger[T]):
         fire_time = ctx.get_partitioned_state(_FIRE_TIME)
         if fire_time.get() is None:
             now = ctx.get_current_processing_time()
-            self._schedule_after(now - now % self.interval, window, ctx, fire_time)
+            self.register_next_fire_timestamp(now - now % self.interval, window, ctx, fire_time)
         return TriggerResult.CONTINUE
 
     def on_processing_time(self, time: int, window: Any,
@@ -376,7 +378,7 @@ class ContinuousProcessingTimeTrigger(_ContinuousTrigger[T]):
             # the window then (an event-time window), that timer is due again at once and
             # fires in a loop (FLINK-35069). The last firing schedules nothing.
             if time != window.max_timestamp():
-                self._schedule_after(time, window, ctx, fire_time)
+                self.register_next_fire_timestamp(time, window, ctx, fire_time)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 

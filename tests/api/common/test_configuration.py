@@ -68,3 +68,21 @@ def test_equality_and_copies():
     c2 = Configuration().set_string('x', '1').set_integer('x', 2)
     assert c2.to_dict() == {'x': '2'}
     assert str(Configuration().set_string('a', 'x').set_boolean('b', True)) == '{a=x, b=true}'
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('[a, b]', ['a', 'b']), ("['a;b', c]", ['a;b', 'c']), ('[1, 2]', [1, 2]),
+    ('- a\n- b', ['a', 'b']), ('a;b;c', ['a', 'b', 'c']), ('a', ['a']), ('x: 1', ['x: 1']),
+    ('', []),
+])
+def test_parse_list_value(value, expected):
+    assert Configuration.parse_list_value(value) == expected
+
+
+def test_config_options_describe_a_key_its_type_and_default():
+    from api.common import ConfigOptions
+    option = ConfigOptions.key("x.y").int_type().default_value(3)
+    assert (option.key(), option.default_value(), option.has_default_value()) == ("x.y", 3, True)
+    assert str(option) == "Key: 'x.y' , default: 3 (fallback keys: [])"
+    assert str(ConfigOptions.key("x.z").string_type().no_default_value()) == \
+        "Key: 'x.z' , default: null (fallback keys: [])"

@@ -247,3 +247,56 @@ def test_java_float_string(value, double, single):
     # Observed from Java 17's Double.toString and Float.toString.
     assert _java_float_string(value, False) == double
     assert _java_float_string(T.FLOAT().convert(value), True) == single
+
+
+# --- PyFlink's wire forms (to_internal_type / from_internal_type), observed on PyFlink 2.3.0
+# (in UTC, where naive times and datetimes are UTC) --------------------------------------
+
+@pytest.mark.parametrize('type_info, value, internal', [
+    (T.INSTANT(), Instant.of_epoch_milli(1500), 1500000),
+    (T.SQL_DATE(), datetime.date(2024, 2, 29), 19782),
+    (T.INT(), 5, 5),
+    (T.STRING(), 'x', 'x'),
+])
+def test_wire_forms(type_info, value, internal):
+    assert type_info.to_internal_type(value) == internal
+    assert type_info.from_internal_type(internal) == value
+    assert type_info.need_conversion() is (internal != value)
+
+
+@pytest.mark.skipif(datetime.datetime.now().astimezone().utcoffset(), reason='needs UTC')
+def test_wire_forms_of_times_in_utc():
+    time_of_day = datetime.time(1, 2, 3, 4000)
+    assert T.SQL_TIME().to_internal_type(time_of_day) == 3723004000
+    assert T.SQL_TIME().from_internal_type(3723004000) == time_of_day
+    moment = datetime.datetime(2024, 2, 29, 1, 2, 3, 4000)
+    assert T.SQL_TIMESTAMP().to_internal_type(moment) == 1709168523004000
+    assert T.SQL_TIMESTAMP().from_internal_type(1709168523004000) == moment
+
+
+def test_wire_forms_of_rows_and_tuples():
+    row_type = T.ROW_NAMED(['a', 'b'], [T.INT(), T.SQL_DATE()])
+    assert row_type.to_internal_type(Row(a=1, b=datetime.date(1970, 1, 2))) == (0, 1, 1)
+    assert row_type.to_internal_type({'a': 2, 'b': None}) == (0, 2, None)
+    assert row_type.to_internal_type([3, datetime.date(1970, 1, 3)]) == (0, 3, 2)
+    deleted = Row(1, 'x')
+    deleted.set_row_kind(RowKind.DELETE)
+    assert T.ROW([T.INT(), T.STRING()]).to_internal_type(deleted) == (3, 1, 'x')
+    assert row_type.from_internal_type((1, 2)) == (1, 2)  # tuples are Python values already
+    tuple_type = T.TUPLE([T.INT(), T.SQL_DATE()])
+    assert tuple_type.to_internal_type([1, datetime.date(1970, 1, 5)]) == (1, 4)
+    assert T.TUPLE([T.INT()]).to_internal_type([1]) == [1]
+    with pytest.raises(ValueError, match='Unexpected tuple 5 with TupleTypeInfo'):
+        tuple_type.to_internal_type(5)
+
+
+def test_type_info_classes_of_pyflink():
+    from api.common.typeinfo import (BasicType, BasicTypeInfo, ExternalTypeInfo,
+                                     LocalTimeTypeInfo, SqlTimeTypeInfo)
+    assert BasicTypeInfo.INT_TYPE_INFO() == T.INT()
+    assert BasicType.INT.value == 'Integer'
+    assert SqlTimeTypeInfo.TIMESTAMP() == T.SQL_TIMESTAMP()
+    assert repr(LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE)) == \
+        'LocalTimeTypeInfo<LOCAL_DATE>'
+    assert repr(ExternalTypeInfo(T.INT())) == 'ExternalTypeInfo<Integer>'
+    assert T.INT().get_java_type_info() is None  # no JVM here
