@@ -1,7 +1,8 @@
 """connect() with Co-Map, Co-Flat Map, CoProcessFunction and KeyedCoProcessFunction.
 
 Expected outputs were printed by PyFlink 2.3.0 (parallelism 2, STREAMING) for the same
-programs; subtask prefixes are left out (key-to-subtask placement differs)."""
+programs; subtask prefixes are left out (key-to-subtask placement differs). The property
+test at the end checks results against a plain-Python reference instead."""
 from collections import Counter
 
 import pytest
@@ -115,7 +116,7 @@ def test_connected_keyed_streams_are_keyed_and_connect_keeps_both_key_selectors(
                        ("c", 1)]
 
 
-def test_co_process_side_outputs_and_timestamps(env_factory):
+def test_co_process_side_outputs_timestamps_and_watermark(env_factory):
     small = OutputTag("small", Types.TUPLE([Types.STRING(), Types.INT()]))
 
     class Split(CoProcessFunction):
@@ -123,16 +124,24 @@ def test_co_process_side_outputs_and_timestamps(env_factory):
             if value[1] < 10:
                 yield small, value
             else:
-                yield "big", value[1], ctx.timestamp()
+                yield ("big", value[1], ctx.timestamp(),
+                       ctx.timer_service().current_watermark() < value[1])
 
         def process_element2(self, value, ctx):
-            ctx.output(small, (value[2], value[1]))
+            yield small, (value[2], value[1])
+            yield "right", ctx.timestamp()
 
     env = env_factory(parallelism=2)
     split = _timed(env.from_collection(LEFT)).connect(_timed(env.from_collection(RIGHT))) \
         .process(Split())
-    side = split.get_side_output(small)
-    with side.execute_and_collect() as records:
+    main = list(split.execute_and_collect())
+    assert sorted(main, key=repr) == sorted([
+        ("big", 50, 50, True), ("big", 60, 60, True), ("right", 5), ("right", 7),
+        ("right", 70), ("right", 8)], key=repr)
+    env = env_factory(parallelism=2)
+    split = _timed(env.from_collection(LEFT)).connect(_timed(env.from_collection(RIGHT))) \
+        .process(Split())
+    with split.get_side_output(small).execute_and_collect() as records:
         assert sorted(records) == [("a", 1), ("a", 3), ("b", 2), ("c", 4), ("w", 70), ("x", 5),
                                    ("y", 7), ("z", 8)]
 
