@@ -90,28 +90,12 @@ class ListState(MergingState[T, Iterable[T]]):
         return iter(self.get())
 
 
-class MapState(State, Generic[K, V]):
-    """State holding a map per key.
-
-    ``get`` of a missing key returns None, and ``contains`` is False for keys
-    mapped to None, as in PyFlink.
-    """
+class _ReadableMap(State, Generic[K, V]):
+    """What map-shaped states (MapState, BroadcastState) offer for reading."""
 
     @abstractmethod
     def get(self, key: K) -> V:
         """Returns the value mapped to ``key``, or None."""
-
-    @abstractmethod
-    def put(self, key: K, value: V) -> None:
-        """Maps ``key`` to ``value``."""
-
-    @abstractmethod
-    def put_all(self, dict_value: Dict[K, V]) -> None:
-        """Copies all mappings of a dict (or an iterable of pairs)."""
-
-    @abstractmethod
-    def remove(self, key: K) -> None:
-        """Removes the mapping of ``key``, if any."""
 
     @abstractmethod
     def contains(self, key: K) -> bool:
@@ -136,12 +120,6 @@ class MapState(State, Generic[K, V]):
     def __getitem__(self, key: K) -> V:
         return self.get(key)
 
-    def __setitem__(self, key: K, value: V) -> None:
-        self.put(key, value)
-
-    def __delitem__(self, key: K) -> None:
-        self.remove(key)
-
     def __contains__(self, key: K) -> bool:
         return self.contains(key)
 
@@ -149,48 +127,8 @@ class MapState(State, Generic[K, V]):
         return iter(self.keys())
 
 
-class ReadOnlyBroadcastState(State, Generic[K, V]):
-    """A read-only view of a BroadcastState (the non-broadcast side of a broadcast
-    connection sees this)."""
-
-    @abstractmethod
-    def get(self, key: K) -> V:
-        """Returns the value mapped to ``key``, or None."""
-
-    @abstractmethod
-    def contains(self, key: K) -> bool:
-        """Whether ``key`` is mapped."""
-
-    @abstractmethod
-    def items(self) -> Iterable[Tuple[K, V]]:
-        """All (key, value) pairs."""
-
-    @abstractmethod
-    def keys(self) -> Iterable[K]:
-        """All keys."""
-
-    @abstractmethod
-    def values(self) -> Iterable[V]:
-        """All values."""
-
-    @abstractmethod
-    def is_empty(self) -> bool:
-        """Whether the state has no mappings."""
-
-    def __getitem__(self, key: K) -> V:
-        return self.get(key)
-
-    def __contains__(self, key: K) -> bool:
-        return self.contains(key)
-
-    def __iter__(self) -> Iterator[K]:
-        return iter(self.keys())
-
-
-class BroadcastState(ReadOnlyBroadcastState[K, V]):
-    """The map state of a BroadcastStream: every parallel instance holds the same entries,
-    because every instance sees every broadcast element. Written only on the broadcast
-    side; restored identically on each instance, at any parallelism."""
+class _WritableMap(_ReadableMap[K, V]):
+    """What map-shaped states offer for writing."""
 
     @abstractmethod
     def put(self, key: K, value: V) -> None:
@@ -198,7 +136,7 @@ class BroadcastState(ReadOnlyBroadcastState[K, V]):
 
     @abstractmethod
     def put_all(self, dict_value: Dict[K, V]) -> None:
-        """Copies all mappings of a dict."""
+        """Copies all mappings of a dict (or an iterable of pairs)."""
 
     @abstractmethod
     def remove(self, key: K) -> None:
@@ -209,6 +147,25 @@ class BroadcastState(ReadOnlyBroadcastState[K, V]):
 
     def __delitem__(self, key: K) -> None:
         self.remove(key)
+
+
+class MapState(_WritableMap[K, V]):
+    """State holding a map per key.
+
+    ``get`` of a missing key returns None, and ``contains`` is False for keys
+    mapped to None, as in PyFlink.
+    """
+
+
+class ReadOnlyBroadcastState(_ReadableMap[K, V]):
+    """A read-only view of a BroadcastState (the non-broadcast side of a broadcast
+    connection sees this)."""
+
+
+class BroadcastState(ReadOnlyBroadcastState[K, V], _WritableMap[K, V]):
+    """The map state of a BroadcastStream: every parallel instance holds the same entries,
+    because every instance sees every broadcast element. Written only on the broadcast
+    side; restored identically on each instance, at any parallelism."""
 
 
 class StateDescriptor(ABC):
