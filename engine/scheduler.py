@@ -26,26 +26,9 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .sinks import Publisher
 from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkItems, TaskFailure
 from .time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
-
-
-class Publisher:
-    """Driver side of a sink: receives a committed batch's items per subtask."""
-
-    def open(self) -> None:
-        pass
-
-    def recover(self, committed_batch: int) -> None:
-        """Called after ``open`` with the batch the job resumes from (-1: a fresh start):
-        finish publishing that batch if a crash interrupted it, and discard what tasks
-        prepared for later batches (they never committed and will run again)."""
-
-    def publish(self, subtask: int, items: list) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
 
 
 log = logging.getLogger("spark_datastream")

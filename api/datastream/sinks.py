@@ -10,7 +10,7 @@ from collections import deque
 
 from engine.operators.io import parse_in_progress_file
 from engine.runtime_context import MIN_WATERMARK, StreamingRuntimeContext
-from engine.scheduler import Publisher
+from engine.sinks import Publisher
 
 from api.common.typeinfo import PickledBytesTypeInfo
 
