@@ -5,6 +5,7 @@ import time
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from api.common import Encoder, Types
 from api.datastream import KeyedBroadcastProcessFunction, MapFunction
@@ -14,6 +15,7 @@ from tests.conftest import make_env
 
 EVENTS = [(f"k{i % 5}", i) for i in range(300)]
 RULES = [(f"k{i}", 10 ** i) for i in range(5)]
+DEFAULT_RULES = RULES
 FACTORS = MapStateDescriptor("factors", Types.STRING(), Types.LONG())
 
 
@@ -37,18 +39,18 @@ class Scale(KeyedBroadcastProcessFunction):
         ctx.get_broadcast_state(FACTORS).put(value[0], value[1])
 
 
-def _expected():
+def _expected(rules=DEFAULT_RULES):
     sums, lines = Counter(), []
     for key, value in EVENTS:
         sums[key] += value
-        lines.append(f"{key},{sums[key] * dict(RULES)[key]}")
+        lines.append(f"{key},{sums[key] * dict(rules)[key]}")
     return Counter(lines)
 
 
-def _run(tmp_path, parallelism, stop_early=False, **conf):
-    env = make_env("local", parallelism=parallelism, micro_batch_size=20,
+def _run(tmp_path, parallelism, stop_early=False, rules=DEFAULT_RULES, batch=20, **conf):
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch,
                    **{"state.savepoints.dir": str(tmp_path / "savepoints")}, **conf)
-    rules = env.from_collection(RULES).uid("rules").broadcast(FACTORS)
+    rules = env.from_collection(rules).uid("rules").broadcast(FACTORS)
     (env.from_collection(EVENTS).uid("events").map(Slow()).set_parallelism(1).uid("slow")
         .key_by(lambda e: e[0]).connect(rules).process(Scale(), Types.STRING()).uid("scale")
         .sink_to(FileSink.for_row_format(str(tmp_path / "out"), Encoder.simple_string_encoder())
@@ -81,3 +83,18 @@ def test_broadcast_state_is_restored_on_every_instance_at_another_parallelism(
     assert stored == ["scale", "scale%2Fbroadcast"]  # keyed and broadcast state
     _run(tmp_path, parallelism=restore_parallelism, **{"execution.savepoint.path": path})
     assert Counter(_lines(tmp_path / "out")) == _expected()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(factors=st.lists(st.integers(-5, 5), min_size=5, max_size=5),
+       stop_parallelism=st.integers(1, 3), restore_parallelism=st.integers(1, 4),
+       batch=st.sampled_from([10, 20, 50]))
+def test_any_rules_survive_a_savepoint_and_a_restore_at_any_parallelism(
+        tmp_path_factory, factors, stop_parallelism, restore_parallelism, batch):
+    tmp_path = tmp_path_factory.mktemp("run")
+    # A later update of a rule wins: the broadcast state holds the last factor per key.
+    rules = [(f"k{i}", 0) for i in range(5)] + [(f"k{i}", f) for i, f in enumerate(factors)]
+    path = _run(tmp_path, stop_parallelism, stop_early=True, rules=rules, batch=batch)
+    _run(tmp_path, restore_parallelism, rules=rules, batch=batch,
+         **{"execution.savepoint.path": path})
+    assert Counter(_lines(tmp_path / "out")) == _expected(rules)
