@@ -39,6 +39,22 @@ class OperatorError(Exception):
                 f"Original traceback:\n{self.trace}")
 
 
+class RecordReadError(Exception):
+    """A source cannot read a record (bad JSON or CSV, a wrong encoding): raised by a
+    ``Source.read`` with the split, the offset and the raw record; the engine names the
+    source operator and fails the job."""
+
+    def __init__(self, split: str, offset, record, cause: BaseException):
+        super().__init__(split, offset, record, cause)
+        self.split = split
+        self.offset = offset
+        self.record = record
+        self.cause = cause
+
+    def where(self) -> str:
+        return f"split {self.split} at offset {self.offset}: record {truncated_repr(self.record)}"
+
+
 class JobExecutionException(Exception):
     """The job failed; the message says which operator, on which record and why.
 

@@ -1,152 +1,219 @@
-"""Sources: how the driver cuts each split into per-batch ranges, and how a task reads a
-range.
+"""Sources: the engine's one source protocol, and the built-in sources.
 
-Every source implements ``Source``. A source has one split per subtask (or a fixed
-number of splits, ``parallelism``). ``split_sizes`` gives each split's number of
-records (None: unbounded). For each batch the driver asks every split for the next
-range of at most ``max_records`` records (fewer when the source is rate limited); the
-source's ``reader`` runs in the task and turns the range into records. The offsets
-reached are part of each batch's commit record, so a restart resumes exactly.
+A source has *splits* (a Kafka partition, a part of a file, a number range, one
+queue of a service). Each split has a *position* (an int, a string or a list: what
+the commit record stores). For each micro-batch the driver asks every split that is
+not finished for its next range (``plan``), at most ``max_records`` records; the
+task that owns the split reads that range (``read``), which returns the records and
+the position after them. The positions reached are part of each batch's commit
+record, so a restart resumes exactly where the last committed batch ended.
+
+Splits are assigned to the source's subtasks in the order ``splits()`` lists them:
+split ``i`` is read by subtask ``i % parallelism``. A source whose splits change
+while the job runs (new Kafka partitions, new files) sets ``splits_change``; the
+driver then asks ``splits()`` again before each batch, and a split, once listed,
+must stay listed (finished splits may stay listed as finished).
+
+Writing your own source: subclass ``Source``, implement ``splits``,
+``start_position``, ``plan``, ``is_finished`` and ``read``, and return it from
+``engine_source()`` of the object given to ``env.from_source``. ``read`` must be
+repeatable: reading the same range again (a retried task, a replay after a crash)
+gives the same records, as reading a Kafka partition from an offset does.
 """
 from array import array
-from functools import partial
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+
+class SplitRange(NamedTuple):
+    """One batch's part of one split, as the driver planned it."""
+    split: str
+    descriptor: Any
+    """What ``Source.read`` gets in the task: small and picklable."""
+    end: Any = None
+    """The split's position after this range when the driver knows it (a count, a byte
+    offset, a Kafka offset it stops at); None: the position ``read`` returns is stored."""
 
 
 class Source:
     """The contract between the engine and a source; the defaults suit a plain,
-    parallel, bounded source without timestamps."""
+    parallel, bounded source without timestamps, with one split per subtask."""
 
     parallelism: Optional[int] = None
-    """A fixed number of splits (e.g. 1 for ``from_collection``), or None: one per subtask."""
+    """A fixed number of subtasks (e.g. 1 for ``from_collection``), or None: the job's."""
     bounded: bool = True
     stamps_records: bool = False
-    """Whether ``reader`` yields ``(timestamp, value)`` pairs instead of values."""
+    """Whether ``read`` yields ``(timestamp, value)`` pairs (e.g. Kafka record
+    timestamps) instead of values."""
     max_per_batch: Optional[int] = None
     """At most this many records of a split per batch (None: the job's batch size)."""
+    splits_change: bool = False
+    """Whether ``splits()`` may list more splits later (asked before every batch). Such
+    split ids are names independent of the parallelism, so a restore at another
+    parallelism keeps every split's position."""
 
-    def split_sizes(self, parallelism: int) -> List[Optional[int]]:
+    def splits(self, parallelism: int) -> List[str]:
+        """Driver: the ids of the splits known now, in a stable order."""
+        raise NotImplementedError
+
+    def start_position(self, split: str) -> Any:
+        """Driver: where a split the job has not read yet starts."""
+        return 0
+
+    def plan(self, split: str, position: Any, max_records: int,
+             now_ms: int) -> Optional[SplitRange]:
+        """Driver: the next range of ``split`` from ``position``, at most ``max_records``
+        records; None when the split has nothing to read now."""
+        raise NotImplementedError
+
+    def is_finished(self, split: str, position: Any) -> bool:
+        """Driver: whether nothing is left to read after ``position``. The default: when
+        ``read`` returned the position None."""
+        return position is None
+
+    def read(self, descriptor: Any) -> Tuple[Iterable, Any]:
+        """Task: the records of a planned range, and the split's position after them."""
+        raise NotImplementedError
+
+    def time_of(self, position: Any):
+        """A scripted source's (watermark or None, processing time) at ``position``; None
+        for sources that do not script time."""
+        return None
+
+
+class CountedSource(Source):
+    """A source whose splits have a known number of records (None: unbounded) and whose
+    position is the number of records read; subclasses give ``sizes``, ``descriptor``
+    and ``records``. ``records_per_second`` (over all splits) limits the rate."""
+
+    records_per_second: Optional[float] = None
+
+    def __init__(self):
+        self._sizes: List[Optional[int]] = []
+        self._started_ms: Optional[int] = None
+
+    def sizes(self, parallelism: int) -> List[Optional[int]]:
         """Records per split (None: unbounded), given the source's parallelism."""
         raise NotImplementedError
 
-    def batch_range(self, split: int, offset: int, count: int):
-        """The (small, picklable) description of ``count`` records of ``split`` from
-        ``offset``, which the task's ``reader`` reads."""
+    def descriptor(self, split: int, offset: int, count: int):
+        """What the task reads: ``count`` records of ``split`` from ``offset``."""
         raise NotImplementedError
 
-    def reader(self, batch_range) -> Iterable:
-        """Task side: the records of a range."""
+    def records(self, descriptor) -> Iterable:
+        """Task: the records of a descriptor."""
         raise NotImplementedError
 
-    def rate_per_split(self) -> Optional[float]:
-        """Records per second each split may hand out (None: unlimited)."""
-        return None
+    def splits(self, parallelism: int) -> List[str]:
+        self._sizes = self.sizes(parallelism)
+        return [str(i) for i in range(len(self._sizes))]
 
-    def time_of(self, offset: int):
-        """A scripted source's (watermark or None, processing time) once its first
-        ``offset`` records were handed out; None for sources that do not script time."""
-        return None
+    def plan(self, split: str, position: int, max_records: int,
+             now_ms: int) -> Optional[SplitRange]:
+        index = int(split)
+        count = max_records
+        size = self._sizes[index]
+        if size is not None:
+            count = min(count, size - position)
+        if self.records_per_second is not None:
+            per_ms = self.records_per_second / len(self._sizes) / 1000
+            if self._started_ms is None:  # (after a restore: as if it had run at its rate)
+                self._started_ms = now_ms - int(position / per_ms)
+            count = min(count, int((now_ms - self._started_ms) * per_ms) - position)
+        if count <= 0:
+            return None
+        return SplitRange(split, self.descriptor(index, position, count), position + count)
+
+    def is_finished(self, split: str, position: int) -> bool:
+        size = self._sizes[int(split)]
+        return size is not None and position >= size
+
+    def read(self, descriptor) -> Tuple[Iterable, None]:
+        return self.records(descriptor), None
 
 
-class CollectionSource(Source):
+class CollectionSource(CountedSource):
     """``from_collection``: one split (parallelism 1) over the list of elements. The
     batch's slice itself is the range shipped to the task."""
 
     parallelism = 1
-    bounded = True
 
     def __init__(self, elements: Sequence):
+        super().__init__()
         self.elements = list(elements)
 
-    def split_sizes(self, parallelism: int) -> List[int]:
+    def sizes(self, parallelism: int) -> List[int]:
         return [len(self.elements)]
 
-    def batch_range(self, split: int, offset: int, count: int):
+    def descriptor(self, split: int, offset: int, count: int):
         return self.elements[offset:offset + count]
 
-    @staticmethod
-    def reader(batch_range):
-        """Task side: the slice is the records."""
-        return batch_range
+    def records(self, descriptor):
+        return descriptor
 
 
-class NumberSequenceSource(Source):
+class NumberSequenceSource(CountedSource):
     """``NumberSequenceSource(start, end)``: the numbers from start to end inclusive,
     split evenly over the subtasks."""
 
-    parallelism: Optional[int] = None
-    bounded = True
-
     def __init__(self, start: int, end: int):
+        super().__init__()
         self.start = start
         self.end = end
         self._bounds: List[Tuple[int, int]] = []
 
-    def split_sizes(self, parallelism: int) -> List[int]:
+    def sizes(self, parallelism: int) -> List[int]:
         total = self.end - self.start + 1
-        self._bounds = []
-        for i in range(parallelism):
-            lo = self.start + total * i // parallelism
-            hi = self.start + total * (i + 1) // parallelism
-            self._bounds.append((lo, hi))
+        self._bounds = [(self.start + total * i // parallelism,
+                         self.start + total * (i + 1) // parallelism)
+                        for i in range(parallelism)]
         return [hi - lo for lo, hi in self._bounds]
 
-    def batch_range(self, split: int, offset: int, count: int):
+    def descriptor(self, split: int, offset: int, count: int):
         lo = self._bounds[split][0] + offset
         return (lo, lo + count)
 
-    @staticmethod
-    def reader(batch_range):
-        """Task side: the numbers of the range."""
-        return range(*batch_range)
+    def records(self, descriptor):
+        return range(*descriptor)
 
 
-class GeneratorSource(Source):
+class GeneratorSource(CountedSource):
     """``DataGeneratorSource``: record ``i`` is ``generator_function(i)``; split ``s`` of
     ``p`` produces ``i = s, s + p, s + 2p, ...``. Unbounded when ``count`` is None;
     ``records_per_second`` limits the rate over all splits."""
 
-    parallelism: Optional[int] = None
-
     def __init__(self, generator_function: Callable, count: Optional[int] = None,
                  records_per_second: Optional[float] = None):
+        super().__init__()
+        self.generator_function = generator_function
         self.count = count
         self.bounded = count is not None
         self.records_per_second = records_per_second
-        self.reader = partial(_generate, generator_function)
-        self._parallelism = 1
 
-    def split_sizes(self, parallelism: int) -> List[Optional[int]]:
-        self._parallelism = parallelism
+    def sizes(self, parallelism: int) -> List[Optional[int]]:
         if self.count is None:
             return [None] * parallelism
         return [len(range(split, self.count, parallelism)) for split in range(parallelism)]
 
-    def rate_per_split(self) -> Optional[float]:
-        if self.records_per_second is None:
-            return None
-        return self.records_per_second / self._parallelism
+    def descriptor(self, split: int, offset: int, count: int):
+        return (split, len(self._sizes), offset, count)
 
-    def batch_range(self, split: int, offset: int, count: int):
-        return (split, self._parallelism, offset, count)
-
-
-def _generate(generator_function, batch_range):
-    split, parallelism, offset, count = batch_range
-    return [generator_function(k * parallelism + split) for k in range(offset, offset + count)]
+    def records(self, descriptor):
+        split, parallelism, offset, count = descriptor
+        generate = self.generator_function
+        return [generate(k * parallelism + split) for k in range(offset, offset + count)]
 
 
-class ScriptedSource(Source):
+class ScriptedSource(CountedSource):
     """The source of ``api.testing.TestStream``: one split whose batches are the script's
     steps. Each step is ``("elements", [(value, timestamp), ...])``,
     ``("watermark", t)`` or ``("processing_time", advance_ms)``."""
 
     parallelism = 1
-    bounded = True
     stamps_records = True
     max_per_batch = 1  # one step per micro-batch
 
     def __init__(self, steps: Sequence[Tuple[str, object]]):
+        super().__init__()
         self.steps = list(steps)
         self._times = []  # per step: (watermark or None, processing time)
         watermark, now = None, 0
@@ -157,37 +224,41 @@ class ScriptedSource(Source):
                 now += arg
             self._times.append((watermark, now))
 
-    def split_sizes(self, parallelism: int) -> List[int]:
+    def sizes(self, parallelism: int) -> List[int]:
         return [len(self.steps)]
 
-    def batch_range(self, split: int, offset: int, count: int):
-        return [step for step in self.steps[offset:offset + count]]
+    def plan(self, split: str, position: int, max_records: int,
+             now_ms: int) -> Optional[SplitRange]:
+        return super().plan(split, position, min(max_records, self.max_per_batch), now_ms)
 
-    @staticmethod
-    def reader(steps):
+    def descriptor(self, split: int, offset: int, count: int):
+        return self.steps[offset:offset + count]
+
+    def records(self, steps):
         """Task side: the elements of the steps, as (timestamp, value)."""
         return [(timestamp, value) for kind, arg in steps if kind == "elements"
                 for value, timestamp in arg]
 
-    def time_of(self, offset: int):
-        """(watermark or None, processing time) once the first ``offset`` steps ran."""
-        return self._times[offset - 1] if offset else (None, 0)
+    def time_of(self, position: int):
+        """(watermark or None, processing time) once the first ``position`` steps ran."""
+        return self._times[position - 1] if position else (None, 0)
 
 
-class TextFileSource(Source):
+class TextFileSource(CountedSource):
     """``read_text_file``: the lines of a text file, in contiguous runs of lines, one run
     per subtask. The driver indexes where lines start (one pass over the file); a task
     reads its range's bytes and decodes them. Lines end at ``\n``; a ``\r`` before it is
     dropped; a final newline does not start an empty line."""
 
     def __init__(self, path: str, charset: str = "UTF-8"):
+        super().__init__()
         "".encode(charset)  # an unknown charset fails when the job is built
         self.path = path
         self.charset = charset
         self._starts = array("q")  # byte offset of each line start, then the file size
         self._bounds: List[Tuple[int, int]] = []
 
-    def split_sizes(self, parallelism: int) -> List[int]:
+    def sizes(self, parallelism: int) -> List[int]:
         self._starts = array("q", [0])
         with open(self.path, "rb") as f:
             for line in f:
@@ -197,14 +268,13 @@ class TextFileSource(Source):
                         for i in range(parallelism)]
         return [hi - lo for lo, hi in self._bounds]
 
-    def batch_range(self, split: int, offset: int, count: int):
+    def descriptor(self, split: int, offset: int, count: int):
         first = self._bounds[split][0] + offset
         return self.path, self.charset, self._starts[first], self._starts[first + count]
 
-    @staticmethod
-    def reader(batch_range):
+    def records(self, descriptor):
         """Task side: the lines between two line starts."""
-        path, charset, begin, end = batch_range
+        path, charset, begin, end = descriptor
         with open(path, "rb") as f:
             f.seek(begin)
             data = f.read(end - begin)
@@ -212,4 +282,3 @@ class TextFileSource(Source):
         if data.endswith(b"\n"):
             lines.pop()  # the newline ends the last line; it does not start another
         return [line[:-1] if line.endswith("\r") else line for line in lines]
-
