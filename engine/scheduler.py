@@ -258,6 +258,8 @@ class JobRunner:
         finally:
             self._fail_savepoints(outcome)
             self.executor.stop()
+            for splits in self.splits.values():
+                splits.source.close()
             for sink in opened:
                 sink.committer.close()
             # Flink keeps a job's checkpoints only when it failed, or when it was
@@ -397,11 +399,16 @@ class JobRunner:
         for node_id, committables in sorted(prepared.items()):
             committer = self.sinks[node_id].committer
             committables.sort(key=lambda item: item[0])
-            if committer.commits_in_tasks:
-                self.executor.run_commits(committer, batch_id, committables)
-            else:
-                for subtask, committable in committables:
-                    committer.commit(batch_id, subtask, committable)
+            try:
+                if committer.commits_in_tasks:
+                    self.executor.run_commits(committer, batch_id, committables)
+                else:
+                    for subtask, committable in committables:
+                        committer.commit(batch_id, subtask, committable)
+            except Exception as e:  # the batch stays committed; a restart commits it again
+                raise JobExecutionException(
+                    f"Sink {self.job.plan.nodes[node_id].name!r} failed to commit batch "
+                    f"{batch_id}: {e}") from e
 
 
 @dataclass

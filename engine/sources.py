@@ -74,6 +74,9 @@ class Source:
         """Task: the records of a planned range, and the split's position after them."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Driver: the job has ended (finished, failed or cancelled)."""
+
     def for_tasks(self) -> "Source":
         """What is shipped to the tasks to ``read`` (the source itself, unless it holds
         data only the driver needs)."""

@@ -463,13 +463,23 @@ class RuntimeContext(KeyedStateStore):
 
 
 class SourceFunction(Function):
-    """A legacy source for ``env.add_source``. PyFlink's wrap Java classes, which cannot run
-    here; the connectors' Python sources subclass this."""
+    """A legacy source for ``env.add_source``, written in Python: ``run(ctx)`` emits records
+    with ``ctx.collect(value)`` until its input ends or ``cancel()`` is called. It runs in
+    the driver, with parallelism 1; after a restore it runs again and the records the
+    committed batches had are skipped. (PyFlink's wrap Java classes, which cannot run
+    here; the connectors' Python sources subclass this too.)"""
 
     def __init__(self, source_func=None):
         if source_func is not None:
             raise TypeError(f"SourceFunction({source_func!r}) names a Java source, which needs "
                             "a JVM: read the data with env.from_source(...) and a Source.")
+
+    def run(self, ctx) -> None:
+        """Emits the source's records through ``ctx.collect``."""
+        raise NotImplementedError(f"{type(self).__name__} has no run(ctx)")
+
+    def cancel(self) -> None:
+        """Asks ``run`` to return (the job was cancelled)."""
 
     def get_java_function(self):
         """JVM-only: there is no Java function here, so this returns None."""
@@ -477,10 +487,10 @@ class SourceFunction(Function):
 
 
 class SinkFunction(Function):
-    """A sink written in Python: ``invoke`` is called for every record of a committed batch.
-
-    Records reach ``invoke`` in the driver, in order, only after the micro-batch
-    that produced them is committed, so each record is delivered once.
+    """A sink written in Python: ``invoke(value, context)`` is called in the parallel
+    tasks for every record, where the records are, as in Flink. Like Flink's
+    SinkFunction it writes at least once: a batch that fails and runs again invokes it
+    again (the connector sinks write exactly once).
     """
 
     @abstractmethod

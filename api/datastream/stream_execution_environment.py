@@ -10,6 +10,7 @@ from typing import Dict, List, Optional
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
 from engine.scheduler import CheckpointOptions
+from engine.function_source import FunctionSource
 from engine.operators.io import SourceOperator
 from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
                                         PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
@@ -415,9 +416,16 @@ class StreamExecutionEnvironment:
         Python sources); ``from_source`` is the way for new sources."""
         check_available(source_func)
         if not hasattr(source_func, "engine_source"):
-            raise TypeError(f"add_source() cannot run {type(source_func).__name__}: it needs "
-                            "a source that runs in Python; use env.from_source(...) with a "
-                            "Source, or from_collection(...).")
+            if getattr(type(source_func), "run", SourceFunction.run) is SourceFunction.run:
+                raise TypeError(f"add_source() cannot run {type(source_func).__name__}: give "
+                                "a SourceFunction with run(ctx), or use env.from_source(...) "
+                                "with a Source, or from_collection(...).")
+            source = FunctionSource(source_func)
+            t = Transformation("source", f"Source: {source_name}", [],
+                               partial(SourceOperator, source.for_tasks()),
+                               output_type=type_info or Types.PICKLED_BYTE_ARRAY(),
+                               parallelism=1, pact="Data Source", source=source)
+            return DataStream(self, t)
         return self.from_source(source_func, None, source_name, type_info)
 
     def create_input(self, input_format: InputFormat, type_info: Optional[TypeInformation] = None):

@@ -216,12 +216,8 @@ class SparkExecutor(Executor):
     def run_commits(self, committer, batch_id: int, committables: List[tuple]) -> None:
         """One Spark task per committable, so committed records go from the workers to
         the external system without passing through the driver."""
-        try:
-            self.sc.parallelize(committables, len(committables)).foreach(
-                functools.partial(_commit, committer, batch_id))
-        except Exception as e:
-            raise JobExecutionException(
-                f"A sink failed to commit batch {batch_id}: {e}") from e
+        self.sc.parallelize(committables, len(committables)).foreach(
+            functools.partial(_commit, committer, batch_id))
 
     def stop(self) -> None:
         if self._broadcast is not None:
