@@ -179,11 +179,24 @@ def test_a_row_of_the_wrong_type_for_its_column_names_the_row(postgres_db, tmp_p
     assert postgres_db.rows("t") == []
 
 
-def test_a_record_that_does_not_fit_the_row_type_fails_in_the_writer(tmp_path):
+def test_fields_are_taken_by_position_whatever_their_names(database, tmp_path):
+    options, read_rows, _ = database
+    Harness(make_sink("INSERT INTO t (id, name) VALUES (?, ?)", options), tmp_path) \
+        .run_batch(0, [Row(id=1, name="a"), Row(name=2, id="b"), (3, "c"), [4.9, "d"]])
+    assert read_rows() == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+
+
+@pytest.mark.parametrize("record, error", [
+    (Row("one", "a"), r"<Row\('one', 'a'\)>: TypeError: Integer expects int, got str"),
+    (Row(1, "a", "x"), r"<Row\(1, 'a', 'x'\)>: ValueError: JdbcSink expects 2 fields"),
+    ("1,a", r"'1,a': TypeError: JdbcSink expects a Row for RowTypeInfo\(Integer, String\), "
+            r"got str"),
+])
+def test_a_record_that_does_not_fit_the_row_type_fails_in_the_writer(tmp_path, record, error):
     sink = make_sink("INSERT INTO t VALUES (?, ?)", sqlite_options(tmp_path / "x.db"))
     with pytest.raises(OperatorError, match=r"Operator 'JdbcSink sink-jdbc' failed on record "
-                                            r"<Row\('one', 'a'\)>: TypeError: Integer expects int"):
-        Harness(sink, tmp_path).stage(0, [Row(1, "a"), Row("one", "a")])
+                                            + error):
+        Harness(sink, tmp_path).stage(0, [Row(1, "a"), record])
 
 
 def test_a_database_that_is_down_fails_after_the_retries(tmp_path):

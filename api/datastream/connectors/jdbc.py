@@ -10,6 +10,7 @@ from typing import Optional
 from api.common.typeinfo import (BasicTypeInfo, DateTypeInfo, InstantTypeInfo,
                                  LocalTimeTypeInfo, PrimitiveArrayTypeInfo, RowTypeInfo,
                                  TimestampTypeInfo, TimeTypeInfo, Types)
+from api.common.types import Row
 from engine.connectors import jdbc as engine_jdbc
 
 # Importable from here as in PyFlink.
@@ -50,8 +51,9 @@ class JdbcSink(object):
         """The engine's sink; the statement's parameters come from ``sink``'s ``type_info``
         whatever the stream's type."""
         execution = self._execution_options
-        return engine_jdbc.JdbcSink(self._sql, self._type_info.convert, self._database,
-                                    execution.get_batch_size(), execution.get_max_retries())
+        return engine_jdbc.JdbcSink(self._sql, _fields_by_position(self._type_info),
+                                    self._database, execution.get_batch_size(),
+                                    execution.get_max_retries())
 
     @staticmethod
     def sink(sql: str, type_info: RowTypeInfo,
@@ -78,6 +80,22 @@ class JdbcSink(object):
                              f"parameters but {type_info!r} has {fields} fields: {sql!r}")
         return JdbcSink(sql, type_info, jdbc_connection_options,
                         jdbc_execution_options or JdbcExecutionOptions.defaults())
+
+
+def _fields_by_position(type_info: RowTypeInfo):
+    """The statement's parameters of a record: a Row's (or tuple's) fields by position, each
+    converted by its field type (whatever the record's field names)."""
+    types = type_info.get_field_types()
+
+    def fields(value):
+        if not isinstance(value, (Row, tuple, list)):
+            raise TypeError(f"JdbcSink expects a Row for {type_info!r}, got "
+                            f"{type(value).__name__}")
+        if len(value) != len(types):
+            raise ValueError(f"JdbcSink expects {len(types)} fields for {type_info!r}, got "
+                             f"{len(value)}")
+        return [None if v is None else t.convert(v) for t, v in zip(types, value)]
+    return fields
 
 
 def _is_sql_type(type_info) -> bool:
