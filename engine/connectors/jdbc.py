@@ -110,21 +110,26 @@ class PostgresDatabase(Database):
         if password is not None:
             settings["password"] = password
         self.settings = settings
+        _psycopg()  # missing: fail when the job is built
 
     def connect(self):
-        try:
-            import psycopg
-        except ImportError:
-            raise ImportError("JdbcSink needs psycopg for PostgreSQL: "
-                              "pip install 'spark-datastream[postgres]'") from None
-        return psycopg.connect(**self.settings)
+        return _psycopg().connect(**self.settings)
 
     def is_transient(self, error):
-        import psycopg
+        psycopg = _psycopg()
         return isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError))
 
     def statement(self, sql):
         return format_placeholders(sql)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise ImportError("JdbcSink needs psycopg for PostgreSQL: "
+                          "pip install 'spark-datastream[postgres]'") from None
+    return psycopg
 
 
 _SQLITE_VALUES = {Decimal: str, datetime.date: datetime.date.isoformat,

@@ -3,6 +3,7 @@ delivered by the committer in one transaction per batch and subtask, exactly onc
 import datetime
 import os
 import sqlite3
+import sys
 import threading
 import time
 from decimal import Decimal
@@ -322,3 +323,11 @@ def test_statements_and_types_that_cannot_work_fail_when_the_job_is_built(tmp_pa
         JdbcSink.sink("INSERT INTO t VALUES (?, 'x?')", ROW, options)
     with pytest.raises(ValueError, match=r"unsupported field types \[ListTypeInfo"):
         JdbcSink.sink("INSERT INTO t VALUES (?)", Types.ROW([Types.LIST(Types.INT())]), options)
+
+
+def test_postgresql_without_psycopg_fails_when_the_job_is_built(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    options = JdbcConnectionOptions.JdbcConnectionOptionsBuilder() \
+        .with_url("jdbc:postgresql://db/shop").build()
+    with pytest.raises(ImportError, match=r"pip install 'spark-datastream\[postgres\]'"):
+        JdbcSink.sink("INSERT INTO t VALUES (?, ?)", ROW, options)
