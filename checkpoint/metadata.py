@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 __all__ = ["FORMAT_VERSION", "OperatorInfo", "CommitRecord", "IncompatibleCheckpointError"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: source positions per split id
 
 
 class IncompatibleCheckpointError(Exception):
@@ -40,7 +40,7 @@ class CommitRecord:
     batch_id: int
     state_backend: str
     operators: Dict[str, OperatorInfo]
-    source_offsets: Dict[str, List[int]]
+    source_offsets: Dict[str, Dict[str, Any]]  # source uid -> split -> position
     watermark: int
     watermark_tracker: Optional[Dict[str, Any]] = None
     format_version: int = FORMAT_VERSION
@@ -49,7 +49,8 @@ class CommitRecord:
     def check_restorable_by(self, path: str, operators: Dict[str, OperatorInfo],
                             sources: Dict[str, int], allow_non_restored_state: bool) -> None:
         """Fails with a precise message if a job with these keyed ``operators`` and
-        ``sources`` (uid -> number of splits) cannot continue from this record."""
+        ``sources`` (uid -> split ids, or None for a source whose splits
+        are names that do not depend on the parallelism) cannot continue from this record."""
         if self.format_version != FORMAT_VERSION:
             raise IncompatibleCheckpointError(
                 f"{path} was written in state format {self.format_version}; this version of "
@@ -70,14 +71,14 @@ class CommitRecord:
                     f"with max parallelism {stored.max_parallelism} and now has "
                     f"{current.max_parallelism}; the max parallelism of a stateful operator "
                     "cannot change.")
-        for uid, offsets in self.source_offsets.items():
-            splits = sources.get(uid)
-            if splits is None:
+        for uid, positions in self.source_offsets.items():
+            if uid not in sources:
                 raise IncompatibleCheckpointError(
                     f"Cannot restore {path}: it holds the position of source {uid!r}, which "
                     "the job does not have (give the source the same uid() as before).")
-            if splits != len(offsets):
+            splits = sources[uid]
+            if splits is not None and sorted(splits) != sorted(positions):
                 raise IncompatibleCheckpointError(
-                    f"Cannot restore {path}: source {uid!r} had {len(offsets)} splits "
-                    f"(parallelism) and now has {splits}; keep the source's parallelism "
+                    f"Cannot restore {path}: source {uid!r} had {len(positions)} splits "
+                    f"(parallelism) and now has {len(splits)}; keep the source's parallelism "
                     "(keyed operators may change theirs).")

@@ -3,11 +3,11 @@
 The driver sends every task the ``CompiledJob`` (once per job) and the batch's
 ``BatchInfo``. A task returns a stream of small typed results: ``DataChunk`` for
 the next stage (the executor moves it, the driver never sees it), and
-``SinkItems``, ``MaxTimestamp`` or ``TaskFailure`` for the driver. Each is a
+``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp`` or ``TaskFailure`` for the driver. Each is a
 NamedTuple, so it pickles as cheaply as a plain tuple.
 """
 from dataclasses import dataclass, field
-from typing import Dict, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple, Union
 
 from .graph import JobPlan
 from .time.watermarks import MIN_WATERMARK
@@ -26,6 +26,7 @@ class BatchInfo:
     job_parameters: Dict[str, str] = field(default_factory=dict)
     input_watermark: int = MIN_WATERMARK  # what the batch's records see
     watermark: int = MIN_WATERMARK        # what the batch advances to after its records
+    job_name: str = ""
 
 
 @dataclass
@@ -47,19 +48,27 @@ class DataChunk(NamedTuple):
     payload: bytes
 
 
-class SinkItems(NamedTuple):
-    """What a sink subtask prepared in this batch, published after the batch commits."""
+class SinkCommittable(NamedTuple):
+    """What a sink subtask prepared in this batch, committed after the batch commits."""
     node: int
     subtask: int
-    items: list
+    committable: Any
 
 
 class MaxTimestamp(NamedTuple):
-    """The largest timestamp a Timestamps/Watermarks subtask assigned in this batch (None:
-    no records); the driver's watermark tracker reads it."""
+    """The largest timestamp a Timestamps/Watermarks node assigned in this batch to the
+    records of one watermark input: a source split (the node is chained to a source) or
+    the node's subtask. Inputs without records report nothing."""
     node: int
-    subtask: int
-    timestamp: Optional[int]
+    input: Union[str, int]
+    timestamp: int
+
+
+class SplitPosition(NamedTuple):
+    """Where a source split stands after this batch, when only its reader could tell."""
+    node: int
+    split: str
+    position: Any
 
 
 class TaskFailure(NamedTuple):

@@ -55,6 +55,16 @@ class RecordReadError(Exception):
         return f"split {self.split} at offset {self.offset}: record {truncated_repr(self.record)}"
 
 
+class RecordWriteError(Exception):
+    """A sink writer cannot write a record (it cannot be serialized or converted); the
+    engine names the sink operator and fails the job."""
+
+    def __init__(self, record, cause: BaseException):
+        super().__init__(record, cause)
+        self.record = record
+        self.cause = cause
+
+
 class JobExecutionException(Exception):
     """The job failed; the message says which operator, on which record and why.
 

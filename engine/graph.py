@@ -45,8 +45,7 @@ class Transformation:
     def __init__(self, kind: str, name: str, inputs: List["Transformation"] = (),
                  operator_factory: Optional[Callable] = None, output_type=None,
                  parallelism: Optional[int] = None, partitioning: Optional[Partitioning] = None,
-                 keyed: bool = False, pact: str = "Operator", source=None,
-                 publisher_factory: Optional[Callable] = None):
+                 keyed: bool = False, pact: str = "Operator", source=None, sink=None):
         self.id = next(_ids)
         self.kind = kind
         self.name = name
@@ -58,8 +57,8 @@ class Transformation:
         self.partitioning = partitioning
         self.keyed = keyed
         self.pact = pact
-        self.source = source                        # driver side of a source node
-        self.publisher_factory = publisher_factory  # driver side of a sink node
+        self.source = source  # the engine Source of a source node
+        self.sink = sink      # the engine Sink of a sink node
         self.watermark_spec = None                  # of a Timestamps/Watermarks node
         self.uses_time = False                      # reads or assigns timestamps, or timers
         self.side_tag: Optional[str] = None         # of a "side_output" node

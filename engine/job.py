@@ -11,7 +11,7 @@ import cloudpickle
 
 from .graph import PlanError, Transformation, build_plan, reachable
 from .python_dependencies import PythonDependencies, check_requirements, staging_directory
-from .scheduler import CheckpointOptions, JobRunner, RunOptions
+from .scheduler import CheckpointOptions, JobRunner, SinkNode, RunOptions
 from .batch import CompiledJob
 from .state_backends import check_state_backend
 
@@ -123,8 +123,8 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
     transformations = {t.id: t for t in reachable(sinks)}
     sources = {n: transformations[n].source for n in job.plan.nodes
                if transformations[n].kind == "source"}
-    publishers = {n: transformations[n].publisher_factory(job.plan.nodes[n]) for n in job.plan.nodes
-                  if transformations[n].kind == "sink"}
+    sinks = {n: SinkNode(job.plan.nodes[n].uid, transformations[n].sink.create_committer())
+             for n in job.plan.nodes if transformations[n].kind == "sink"}
     options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
                          settings.job_dir, dict(settings.job_parameters),
                          batch_interval_ms=settings.batch_interval_ms,
@@ -136,5 +136,5 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
         raise PlanError("A job with keyed state on a Spark cluster needs "
                         "'state.checkpoints.dir' set to storage every worker can reach "
                         "(e.g. a shared file system mount).")
-    return JobRunner(job, sources, publishers, executor, options)
+    return JobRunner(job, sources, sinks, executor, options)
 

@@ -3,7 +3,7 @@
 Each batch: plan every source split's next range, run all stages as one
 executor call, then -- only if no task failed -- commit the batch to the
 metadata log (its state version becomes the base of the next), complete a
-checkpoint or savepoint if one is due, and let the sinks publish its output.
+checkpoint or savepoint if one is due, and let the sinks commit its output.
 
 On start, a job with a checkpoint directory resumes from the newest committed
 batch (or complete checkpoint) found there, or from an explicit checkpoint or
@@ -14,11 +14,12 @@ import concurrent.futures
 import logging
 import os
 import queue
+import sys
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 from checkpoint.job_directory import JobDirectory, RestorePoint, export_checkpoint, \
     read_restore_point
@@ -26,8 +27,10 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
-from .sinks import Publisher
-from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkItems, TaskFailure
+from .sinks import Committer, CommitterContext
+from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
+    TaskFailure
+from .sources import Source, SplitRange
 from .time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
 
@@ -68,63 +71,77 @@ class _SavepointRequest:
     future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
 
 
-class _SplitCursor:
-    """Progress of one source split: how many records were handed out so far. A split
-    of unbounded size never finishes; a rate-limited one hands out only as many records
-    as its rate allows since the job started."""
+class _SourceSplits:
+    """The splits of one source stage and their positions. Split ``i`` (in the order
+    the source listed it) is read by subtask ``i % parallelism``."""
 
-    def __init__(self, source, split: int, size: Optional[int], started_ms: int):
-        self.source, self.split, self.size, self.offset = source, split, size, 0
-        self.started_ms = started_ms
-        self.limit = source.max_per_batch
-        rate = source.rate_per_split()
-        self.rate_per_ms = None if rate is None else rate / 1000
+    def __init__(self, source: Source, parallelism: int):
+        self.source = source
+        self.parallelism = parallelism
+        self.positions: Dict[str, Any] = {}  # split id -> position, in listing order
+        self.reported: Set[str] = set()       # splits whose position a task reports
+        self.discover()
 
-    def rewind(self, offset: int) -> None:
-        """Continues after the first ``offset`` records (a restore)."""
-        self.offset = offset
-        if self.rate_per_ms is not None:  # as if the job had run at its rate so far
-            self.started_ms -= int(offset / self.rate_per_ms)
+    def discover(self) -> List[str]:
+        """Adds the splits the source lists now; returns the new ones."""
+        new = [split for split in self.source.splits(self.parallelism)
+               if split not in self.positions]
+        for split in new:
+            self.positions[split] = self.source.start_position(split)
+        return new
 
-    def next_range(self, max_records: int, now_ms: int):
-        count = max_records if self.limit is None else min(max_records, self.limit)
-        if self.size is not None:
-            count = min(count, self.size - self.offset)
-        if self.rate_per_ms is not None:
-            count = min(count, int((now_ms - self.started_ms) * self.rate_per_ms) - self.offset)
-        if count <= 0:
-            return None
-        batch_range = self.source.batch_range(self.split, self.offset, count)
-        self.offset += count
-        return batch_range
+    def subtask_of(self, split: str) -> int:
+        return list(self.positions).index(split) % self.parallelism
+
+    def plan(self, max_records: float, now_ms: int) -> List[List[SplitRange]]:
+        """The batch's ranges per subtask. A range with a known end moves its split's
+        position now; otherwise the task reports it (``SplitPosition``)."""
+        source = self.source
+        ranges: List[List[SplitRange]] = [[] for _ in range(self.parallelism)]
+        for index, (split, position) in enumerate(list(self.positions.items())):
+            if source.is_finished(split, position):
+                continue
+            split_range = source.plan(split, position, max_records, now_ms)
+            if split_range is None:
+                continue
+            ranges[index % self.parallelism].append(split_range)
+            if split_range.end is None:
+                self.reported.add(split)
+            else:
+                self.positions[split] = split_range.end
+        return ranges
+
+    def report(self, split: str, position: Any) -> None:
+        self.positions[split] = position
+        self.reported.discard(split)
+
+    def is_finished(self, split: str) -> bool:
+        return self.source.is_finished(split, self.positions[split])
 
     @property
     def finished(self) -> bool:
-        return self.size is not None and self.offset >= self.size
+        """Every split is read to its end, and no more splits can come."""
+        return (not self.reported and not (self.source.splits_change and not self.source.bounded)
+                and all(self.is_finished(split) for split in self.positions))
 
 
 class JobRunner:
     """Runs a compiled job batch by batch on an executor."""
 
-    def __init__(self, job: CompiledJob, sources: Dict[int, object],
-                 publishers: Dict[int, Publisher], executor: Executor, options: RunOptions):
+    def __init__(self, job: CompiledJob, sources: Dict[int, Source],
+                 sinks: Dict[int, "SinkNode"], executor: Executor, options: RunOptions):
         self.job = job
-        self.publishers = publishers
+        self.sinks = sinks
         self.executor = executor
         self.options = options
         self.cancelled = False
         self.stopped = False  # stopped with a savepoint (FINISHED, not CANCELED)
         self._savepoint_requests: "queue.Queue[_SavepointRequest]" = queue.Queue()
         plan = job.plan
-        self.cursors: Dict[int, List[_SplitCursor]] = {}
-        started = options.clock()
-        for stage in plan.stages:
-            if stage.is_source:
-                source = sources[stage.nodes[0]]
-                sizes = source.split_sizes(stage.parallelism)
-                self.cursors[stage.id] = [_SplitCursor(source, i, n, started)
-                                          for i, n in enumerate(sizes)]
-        self.bounded = all(c.size is not None for cs in self.cursors.values() for c in cs)
+        self.splits: Dict[int, _SourceSplits] = {
+            stage.id: _SourceSplits(sources[stage.nodes[0]], stage.parallelism)
+            for stage in plan.stages if stage.is_source}
+        self.bounded = all(s.source.bounded for s in self.splits.values())
         self.tracker = self._new_tracker(MIN_WATERMARK)
         restore_path = options.checkpoints.restore_path
         self._origin = None if restore_path is None else os.path.abspath(restore_path)
@@ -133,19 +150,24 @@ class JobRunner:
             for node in plan.nodes.values()
             for state_id, max_parallelism in node.stored_state().items()}
 
+    def _watermark_inputs(self, stage_id: int, splits):
+        """The watermark inputs of Timestamps/Watermarks nodes in ``stage_id`` for
+        ``splits`` (a node chained to a source has one input per split)."""
+        return [((node.id, split), node.watermark_spec) for node in self.job.plan.nodes.values()
+                if node.watermark_spec is not None and node.stage == stage_id
+                for split in splits]
+
     def _new_tracker(self, watermark: int) -> WatermarkTracker:
-        """Watermarks: one input per parallel instance of each Timestamps/Watermarks node."""
-        tracker = WatermarkTracker(watermark)
+        """Watermarks: one input per source split a Timestamps/Watermarks node is chained
+        to, or per parallel instance of a node after a shuffle."""
+        tracker = WatermarkTracker(watermark, dynamic_inputs=any(
+            s.source.splits_change and not s.source.bounded for s in self.splits.values()))
         for node in self.job.plan.nodes.values():
             if node.watermark_spec is not None:
-                for subtask in range(node.parallelism):
-                    tracker.add_input((node.id, subtask), node.watermark_spec)
+                splits = self.splits.get(node.stage)
+                for input_id in (splits.positions if splits else range(node.parallelism)):
+                    tracker.add_input((node.id, input_id), node.watermark_spec)
         return tracker
-
-    def _input_finished(self, node_id: int, subtask: int) -> bool:
-        """A watermark input chained to a source split ends with that split."""
-        cursors = self.cursors.get(self.job.plan.nodes[node_id].stage)
-        return cursors is not None and cursors[subtask].finished
 
     def cancel(self) -> None:
         """Stops the job before its next batch."""
@@ -169,21 +191,22 @@ class JobRunner:
     # -- the loop -----------------------------------------------------------------
 
     def batches(self) -> Iterator[int]:
-        """Runs the job; yields each batch id after the batch is committed and published."""
+        """Runs the job; yields each batch id after the batch and its sinks are committed."""
         options = self.options
         temporary = options.job_dir is None
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
-        max_records = float("inf") if options.batch_mode else options.max_records_per_batch
+        max_records = sys.maxsize if options.batch_mode else options.max_records_per_batch
         outcome = "failed"
-        opened: List[Publisher] = []
+        opened: List[SinkNode] = []
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
-            for publisher in self.publishers.values():
-                publisher.open()
-                opened.append(publisher)
-                publisher.recover(committed)
+            for sink in self.sinks.values():
+                sink.committer.open(CommitterContext(
+                    options.job_name, sink.uid, os.path.join(directory.root, "sinks", sink.uid)))
+                opened.append(sink)
+                sink.committer.recover(committed)
             self.executor.start(self.job)
             checkpoints = _CheckpointClock(options.checkpoints, directory)
             batch_id = committed + 1
@@ -193,10 +216,10 @@ class JobRunner:
                 now = options.clock()
                 pending = self._pending_savepoints()
                 drain = any(r.drain for r in pending)
-                ranges = {stage_id: [[r] if (r := c.next_range(max_records, now)) is not None
-                                     else [] for c in cursors]
-                          for stage_id, cursors in self.cursors.items()}
-                is_final = drain or all(c.finished for cs in self.cursors.values() for c in cs)
+                self._discover_splits()
+                ranges = {stage_id: splits.plan(max_records, now)
+                          for stage_id, splits in self.splits.items()}
+                is_final = drain or all(s.finished for s in self.splits.values())
                 # Fixed before the batch runs, from what earlier batches saw; the last
                 # batch of bounded input ends with MAX_WATERMARK.
                 next_watermark = MAX_WATERMARK if is_final else self.tracker.advance(now)
@@ -206,11 +229,13 @@ class JobRunner:
                 batch = BatchInfo(self.job.run_id, batch_id, committed, is_final,
                                   directory.root, now, options.batch_mode,
                                   options.job_parameters,
-                                  input_watermark=watermark, watermark=next_watermark)
+                                  input_watermark=watermark, watermark=next_watermark,
+                                  job_name=options.job_name)
                 results = self.executor.run_batch(batch, ranges)
                 errors = [r.error for r in results if isinstance(r, TaskFailure)]
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
+                self._report_positions(results)
                 self._observe_timestamps(results)
                 record = self._record(batch_id, next_watermark)
                 directory.commit(record)
@@ -218,7 +243,7 @@ class JobRunner:
                 if not is_final:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
-                self._publish(results)
+                self._commit_sinks(batch_id, results)
                 yield batch_id
                 if is_final or stop:
                     outcome = "finished"
@@ -233,8 +258,8 @@ class JobRunner:
         finally:
             self._fail_savepoints(outcome)
             self.executor.stop()
-            for publisher in opened:
-                publisher.close()
+            for sink in opened:
+                sink.committer.close()
             # Flink keeps a job's checkpoints only when it failed, or when it was
             # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
             # running it again resumes from its last committed batch.
@@ -247,7 +272,7 @@ class JobRunner:
     def _source_uids(self) -> Dict[str, int]:
         plan = self.job.plan
         return {plan.nodes[plan.stages[stage_id].nodes[0]].uid: stage_id
-                for stage_id in self.cursors}
+                for stage_id in self.splits}
 
     def _restore(self, directory: JobDirectory) -> Optional[RestorePoint]:
         """Finds where the job continues from (None: from scratch) and rewinds to it."""
@@ -260,18 +285,22 @@ class JobRunner:
         if point is None:
             return None
         record = point.record
-        sources = {uid: len(self.cursors[stage_id])
+        sources = {uid: None if self.splits[stage_id].source.splits_change
+                   else list(self.splits[stage_id].positions)
                    for uid, stage_id in self._source_uids().items()}
         record.check_restorable_by(point.path, self.keyed_operators, sources,
                                    self.options.checkpoints.allow_non_restored_state)
         directory.restore(point, explicit=explicit)
-        for uid, stage_id in self._source_uids().items():
-            for cursor, offset in zip(self.cursors[stage_id],
-                                      record.source_offsets.get(uid, ())):  # new: from 0
-                cursor.rewind(offset)
+        for uid, stage_id in self._source_uids().items():  # (a new source starts afresh)
+            positions = self.splits[stage_id].positions
+            for split, position in record.source_offsets.get(uid, {}).items():
+                if split in positions:
+                    positions[split] = position
+                else:  # e.g. a file that was deleted since
+                    log.warning("Source %r no longer has split %r; its position is dropped",
+                                uid, split)
         stored_inputs = {tuple(i) for i, _ in record.watermark_tracker["inputs"]}
-        if stored_inputs == {(n.id, s) for n in self.job.plan.nodes.values()
-                             if n.watermark_spec is not None for s in range(n.parallelism)}:
+        if stored_inputs == {i for i, _ in self._new_tracker(MIN_WATERMARK).snapshot()["inputs"]}:
             self.tracker = WatermarkTracker.restore(record.watermark_tracker)
         else:  # inputs changed (another parallelism): keep the watermark, not the inputs
             self.tracker = self._new_tracker(record.watermark)
@@ -283,7 +312,7 @@ class JobRunner:
         return CommitRecord(
             job_name=self.options.job_name, batch_id=batch_id,
             state_backend=self.options.state_backend, operators=dict(self.keyed_operators),
-            source_offsets={uid: [c.offset for c in self.cursors[stage_id]]
+            source_offsets={uid: dict(self.splits[stage_id].positions)
                             for uid, stage_id in self._source_uids().items()},
             watermark=watermark, watermark_tracker=self.tracker.snapshot(),
             extra={"restored_from": self._origin})
@@ -318,23 +347,69 @@ class JobRunner:
     def _scripted_time(self, now: int):
         """A scripted source (api.testing.TestStream) sets the watermark and the
         processing time of its batches."""
-        for cursors in self.cursors.values():
-            scripted = cursors[0].source.time_of(cursors[0].offset)
+        for splits in self.splits.values():
+            positions = list(splits.positions.values())
+            scripted = splits.source.time_of(positions[0]) if positions else None
             if scripted is not None:
                 return scripted
         return None, now
 
-    def _observe_timestamps(self, results: list) -> None:
-        for result in results:
-            if isinstance(result, MaxTimestamp) and not self.tracker.is_finished():
-                self.tracker.observe((result.node, result.subtask), result.timestamp,
-                                     finished=self._input_finished(result.node, result.subtask))
+    def _discover_splits(self) -> None:
+        """Asks sources whose splits change for new ones (new partitions, new files)."""
+        for stage_id, splits in self.splits.items():
+            if splits.source.splits_change and not self.tracker.is_finished():
+                for input_id, spec in self._watermark_inputs(stage_id, splits.discover()):
+                    self.tracker.add_input(input_id, spec)
 
-    def _publish(self, results: list) -> None:
-        sink_items = sorted((r for r in results if isinstance(r, SinkItems)),
-                            key=lambda r: (r.node, r.subtask))
-        for result in sink_items:
-            self.publishers[result.node].publish(result.subtask, result.items)
+    def _report_positions(self, results: list) -> None:
+        nodes = self.job.plan.nodes
+        for result in results:
+            if isinstance(result, SplitPosition):
+                self.splits[nodes[result.node].stage].report(result.split, result.position)
+
+    def _observe_timestamps(self, results: list) -> None:
+        """Feeds the tracker each input's largest timestamp of the batch; an input of a
+        split that had no records observes None (it may go idle)."""
+        if self.tracker.is_finished():
+            return
+        reported = {(r.node, r.input): r.timestamp for r in results
+                    if isinstance(r, MaxTimestamp)}
+        for node in self.job.plan.nodes.values():
+            if node.watermark_spec is None:
+                continue
+            splits = self.splits.get(node.stage)
+            if splits is None:
+                for subtask in range(node.parallelism):
+                    self.tracker.observe((node.id, subtask), reported.get((node.id, subtask)))
+                continue
+            for split in splits.positions:
+                self.tracker.observe((node.id, split), reported.get((node.id, split)),
+                                     finished=splits.is_finished(split)
+                                     and split not in splits.reported)
+
+    def _commit_sinks(self, batch_id: int, results: list) -> None:
+        """Hands each sink's committables of the committed batch to its committer: in the
+        driver, by subtask, or in commit tasks."""
+        prepared: Dict[int, list] = {}
+        for result in results:
+            if isinstance(result, SinkCommittable):
+                prepared.setdefault(result.node, []).append((result.subtask, result.committable))
+        for node_id, committables in sorted(prepared.items()):
+            committer = self.sinks[node_id].committer
+            committables.sort(key=lambda item: item[0])
+            if committer.commits_in_tasks:
+                self.executor.run_commits(committer, batch_id, committables)
+            else:
+                for subtask, committable in committables:
+                    committer.commit(batch_id, subtask, committable)
+
+
+@dataclass
+class SinkNode:
+    """The driver side of a sink node: its uid (names its staging directory) and its
+    committer."""
+    uid: str
+    committer: Committer
 
 
 class _CheckpointClock:

@@ -27,7 +27,9 @@ written in the same transaction) and then deletes it.
 import os
 import pickle
 import re
-from typing import Any, Iterable, List, NamedTuple, Optional
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional
+
+from .errors import RecordWriteError
 
 
 class WriterContext(NamedTuple):
@@ -39,6 +41,7 @@ class WriterContext(NamedTuple):
     parallelism: int
     batch_id: int
     staging_dir: str  # this sink's directory under the job's directory
+    processing_time: int = 0  # the batch's processing time (e.g. a file bucket's time)
 
 
 class CommitterContext(NamedTuple):
@@ -85,9 +88,15 @@ class Committer:
 
 
 class Sink:
-    """What a connector gives the engine (``engine_sink()`` of a ``sink_to`` argument)."""
+    """What a connector gives the engine (``engine_sink()`` of a ``sink_to`` argument).
+    One copy lives in each subtask for the whole job (``open_subtask`` .. ``close_subtask``);
+    it creates a writer per batch."""
 
-    name: str = "Writer"
+    def open_subtask(self, runtime_context) -> None:
+        """Task: the subtask starts (e.g. a SinkFunction's ``open``)."""
+
+    def close_subtask(self) -> None:
+        """Task: the input has ended."""
 
     def create_writer(self, context: WriterContext) -> SinkWriter:
         raise NotImplementedError
@@ -111,22 +120,45 @@ def read_staged(path: str) -> list:
         return pickle.load(f)
 
 
-class StagingWriter(SinkWriter):
-    """Stages the batch's items (``to_item(value)``) in one file; the committable is its
-    path. The file is written under a temporary name and renamed, so a staged file is
-    complete or absent."""
+def convert_each(to_item: Optional[Callable], values: list) -> list:
+    """``to_item`` of each value (the values themselves when None); a value that fails
+    raises ``RecordWriteError`` naming it."""
+    if to_item is None:
+        return values
+    out = []
+    append = out.append
+    value = None
+    try:
+        for value in values:
+            append(to_item(value))
+    except Exception as e:
+        raise RecordWriteError(value, e) from None
+    return out
 
-    def __init__(self, context: WriterContext, to_item=None):
-        self.context = context
+
+class ListWriter(SinkWriter):
+    """Gathers the batch's items (``to_item(value)``); the committable is their list,
+    shipped to the driver (print, collect)."""
+
+    def __init__(self, to_item: Optional[Callable] = None):
         self.to_item = to_item
         self.items: list = []
 
     def write(self, values: list) -> None:
-        if self.to_item is None:
-            self.items.extend(values)
-        else:
-            to_item = self.to_item
-            self.items.extend(to_item(v) for v in values)
+        self.items.extend(convert_each(self.to_item, values))
+
+    def prepare_commit(self) -> Optional[list]:
+        return self.items or None
+
+
+class StagingWriter(ListWriter):
+    """Stages the batch's items (``to_item(value)``) in one file; the committable is its
+    path. The file is written under a temporary name and renamed, so a staged file is
+    complete or absent."""
+
+    def __init__(self, context: WriterContext, to_item: Optional[Callable] = None):
+        super().__init__(to_item)
+        self.context = context
 
     def prepare_commit(self) -> Optional[str]:
         if not self.items:
@@ -179,16 +211,3 @@ class StagedCommitter(Committer):
                     os.remove(os.path.join(directory, name))
         return sorted(found)
 
-
-class Publisher:  # (being replaced by Committer)
-    def open(self) -> None:
-        pass
-
-    def recover(self, committed_batch: int) -> None:
-        pass
-
-    def publish(self, subtask: int, items: list) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass

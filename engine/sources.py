@@ -74,6 +74,11 @@ class Source:
         """Task: the records of a planned range, and the split's position after them."""
         raise NotImplementedError
 
+    def for_tasks(self) -> "Source":
+        """What is shipped to the tasks to ``read`` (the source itself, unless it holds
+        data only the driver needs)."""
+        return self
+
     def time_of(self, position: Any):
         """A scripted source's (watermark or None, processing time) at ``position``; None
         for sources that do not script time."""
@@ -149,6 +154,10 @@ class CollectionSource(CountedSource):
 
     def records(self, descriptor):
         return descriptor
+
+    def for_tasks(self) -> "CollectionSource":
+        """The tasks read the slices in the descriptors, not the elements."""
+        return CollectionSource(())
 
 
 class NumberSequenceSource(CountedSource):

@@ -39,8 +39,10 @@ class OperatorTask:
 
     def __init__(self, clock, subtask: int, parallelism: int, max_parallelism: int,
                  job_parameters: Dict[str, str], keyed_backend=None, timers=None,
-                 timed: bool = False, batch_mode: bool = False, broadcast_backend=None):
+                 timed: bool = False, batch_mode: bool = False, broadcast_backend=None,
+                 uid: str = ""):
         self.clock = clock
+        self.uid = uid  # the operator's uid: stable across runs
         self.subtask = subtask
         self.parallelism = parallelism
         self.max_parallelism = max_parallelism
@@ -92,6 +94,7 @@ class StageInstance:
         self.broadcast_backend = (None if self.broadcast_node is None
                                   else self._restore_broadcast_state(batch))
         self.current_watermark = batch.input_watermark
+        self.current_split: Optional[str] = None  # the source split being read, if any
         self.shape = RecordShape(plan.timed)
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
@@ -102,7 +105,7 @@ class StageInstance:
                 self, partition, stage.parallelism, node.max_parallelism, batch.job_parameters,
                 self.backend if node.keyed else None, self.timers if node.keyed else None,
                 plan.timed, batch.batch_mode,
-                self.broadcast_backend if node is self.broadcast_node else None))
+                self.broadcast_backend if node is self.broadcast_node else None, node.uid))
             op.output = self._output_of(node)
         for n in stage.nodes:
             self.operators[n].open()
@@ -183,8 +186,8 @@ class StageInstance:
         self.current_watermark = batch.input_watermark
         if self.stage.is_source:
             source = self.operators[self.stage.nodes[0]]
-            for split_batch in inputs:
-                source.run(split_batch)
+            for split_range in inputs:
+                source.run(split_range)
         else:
             entry, rank = self.entry, self.input_rank
             # Broadcast side first, then input 0, then input 1; from each, the upstream

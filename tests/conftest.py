@@ -1,9 +1,13 @@
 """Shared fixtures: one quiet local Spark session for the whole run, and environments
 for the in-process and Spark executors."""
+import os
+import pickle
+import tempfile
+
 import pytest
 
 from api.common import Configuration
-from api.datastream import StreamExecutionEnvironment
+from api.datastream import SinkFunction, StreamExecutionEnvironment
 from tests.postgres_server import postgres_db, postgres_server  # noqa: F401 (fixtures)
 
 SPARK_MASTER = "local[2]"
@@ -42,3 +46,27 @@ def executor(request):
 def env_factory(executor):
     """Builds environments on the parametrized executor: env_factory(parallelism=2)."""
     return lambda **kwargs: make_env(executor, **kwargs)
+
+
+class GatheringSink(SinkFunction):
+    """A SinkFunction for tests. ``invoke`` runs in the tasks, on copies of the sink, so
+    it appends each value (pickled) to a file of its process under a directory the test
+    reads back with ``values()`` (in the order written within each worker process)."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="gathered-")
+
+    def invoke(self, value, context):
+        with open(os.path.join(self.directory, str(os.getpid())), "ab") as f:
+            pickle.dump(value, f)
+
+    def values(self) -> list:
+        found = []
+        for name in sorted(os.listdir(self.directory)):
+            with open(os.path.join(self.directory, name), "rb") as f:
+                while True:
+                    try:
+                        found.append(pickle.load(f))
+                    except EOFError:
+                        break
+        return found

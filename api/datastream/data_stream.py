@@ -10,7 +10,7 @@ from typing import Callable, Optional, Union
 
 from engine import graph
 from engine.graph import Partitioning, Transformation
-from engine.operators.io import SinkWriterOperator
+from engine.operators.io import SinkOperator
 from engine.operators.keyed import ReduceOperator
 from engine.operators.timestamps import TimestampsOperator
 from engine.operators.two_input import BroadcastProcessOperator, CoProcessOperator
@@ -23,7 +23,7 @@ from . import functions as fn
 from .aggregations import aggregation
 from .output_tag import OutputTag
 from .state import MapStateDescriptor
-from .sinks import CollectPublisher, PrintPublisher, SinkFunctionPublisher, print_formatter
+from .sinks import CollectSink, PrintSink, SinkFunctionSink
 from .windowed_stream import AllWindowedStream, WindowedStream
 
 COLLECT_SINK = "Collect Stream Sink"
@@ -294,48 +294,42 @@ class DataStream:
         raise TypeError(NOT_KEYED.format("max_by", "max_by"))
 
     # --- sinks ----------------------------------------------------------------
-    def _sink(self, name: str, operator_factory: Callable,
-              publisher_factory: Callable) -> "DataStreamSink":
-        t = Transformation("sink", name, [self._transformation], operator_factory,
-                           parallelism=self._env.get_parallelism(), pact="Data Sink",
-                           publisher_factory=publisher_factory)
+    def _sink(self, name: str, sink) -> "DataStreamSink":
+        t = Transformation("sink", name, [self._transformation], partial(SinkOperator, sink),
+                           parallelism=self._env.get_parallelism(), pact="Data Sink", sink=sink)
         self._env._add_sink(t)
         return DataStreamSink(t)
 
     def print(self, sink_identifier: Optional[str] = None) -> "DataStreamSink":
         """Prints each element to standard output, prefixed by ``N> `` (the subtask, when the
         sink's parallelism is above 1) and/or the ``sink_identifier``."""
-        return self._sink("Print to Std. Out",
-                          partial(SinkWriterOperator, print_formatter(self.get_type())),
-                          lambda node: PrintPublisher(sink_identifier, node.parallelism))
+        return self._sink("Print to Std. Out", PrintSink(self.get_type(), sink_identifier))
 
     def add_sink(self, sink_func: fn.SinkFunction) -> "DataStreamSink":
-        """Adds a SinkFunction; its ``invoke`` receives each record once its batch is
-        committed."""
+        """Adds a SinkFunction: its ``invoke`` is called in the parallel tasks for each
+        record; a connector's sink function (e.g. ``FlinkKafkaProducer``, ``JdbcSink``)
+        writes exactly as its connector does."""
         check_available(sink_func)  # sink_to also comes here for connector sinks
-        sink_func = fn.wrap_sink(sink_func)
-        return self._sink("Sink", partial(SinkWriterOperator, None),
-                          lambda node: SinkFunctionPublisher(sink_func))
+        if hasattr(sink_func, "engine_sink"):
+            return self._sink("Sink", sink_func.engine_sink(self.get_type()))
+        return self._sink("Sink", SinkFunctionSink(fn.wrap_sink(sink_func)))
 
     def sink_to(self, sink) -> "DataStreamSink":
-        """Adds a Sink: a connector sink such as ``FileSink`` (its files are published
-        when each batch commits), or any SinkFunction-like object with ``invoke``."""
-        writer = getattr(sink, "_writer", None)  # connector sinks (FileSink)
-        if writer is None:
-            return self.add_sink(sink)
-        operator_factory, publisher_factory = writer(self.get_type())
-        return self._sink("Writer", operator_factory, publisher_factory)
+        """Adds a Sink: a connector sink such as ``FileSink`` or ``KafkaSink`` (written in
+        the tasks, committed when each batch commits), or any SinkFunction."""
+        check_available(sink)
+        if hasattr(sink, "engine_sink"):
+            return self._sink("Writer", sink.engine_sink(self.get_type()))
+        return self.add_sink(sink)
 
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
         """Runs the job and returns its results: a CloseableIterator, or a list of at most
         ``limit`` elements when ``limit`` is given."""
-        publisher = CollectPublisher()
         stream_type = self.get_type()
-        to_item = None if _is_pickled(stream_type) else stream_type.collected_value
+        sink = CollectSink(None if _is_pickled(stream_type) else stream_type.collected_value)
         t = Transformation("sink", COLLECT_SINK, [self._transformation],
-                           partial(SinkWriterOperator, to_item), pact="Data Sink",
-                           publisher_factory=lambda node: publisher)
-        iterator = self._env._execute_collect(t, publisher, job_execution_name)
+                           partial(SinkOperator, sink), pact="Data Sink", sink=sink)
+        iterator = self._env._execute_collect(t, sink.buffer, job_execution_name)
         if limit is None:
             return iterator
         with iterator:
@@ -694,9 +688,9 @@ class CloseableIterator:
     """Iterator over a running job's results (``execute_and_collect``); ``close()`` (or
     leaving a ``with`` block) stops the job."""
 
-    def __init__(self, runner, publisher):
+    def __init__(self, runner, buffer):
         self._runner = runner
-        self._buffer = publisher.buffer
+        self._buffer = buffer
         self._batches = runner.batches()
         self._done = False
 

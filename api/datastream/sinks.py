@@ -1,16 +1,20 @@
-"""Driver-side publishers of the built-in sinks (print, collect, SinkFunction, FileSink).
+"""The built-in sinks as engine ``Sink``s: print, collect, a user's SinkFunction and
+FileSink's row format.
 
-Tasks only gather a batch's records (print formats them there, in parallel);
-publishers run in the driver once the batch is committed.
+Print and collect format a batch's records in the tasks and write them in the driver
+once the batch is committed; a SinkFunction's ``invoke`` runs in the tasks, where the
+records are; FileSink writes part files in the tasks and the driver renames them once
+the batch is committed.
 """
 import os
 import sys
 import time
 from collections import deque
+from typing import Callable, Optional
 
-from engine.operators.io import parse_in_progress_file
-from engine.runtime_context import MIN_WATERMARK, StreamingRuntimeContext
-from engine.sinks import Publisher
+from engine.operators.io import RowFileWriter, parse_in_progress_file
+from engine.errors import RecordWriteError
+from engine.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
 
 from api.common.typeinfo import PickledBytesTypeInfo
 
@@ -33,79 +37,144 @@ def string_formatter(type_info):
     return type_info.to_java_string
 
 
-class PrintPublisher(Publisher):
-    """Writes lines to stdout as Flink's print sink: ``id:N> `` prefixes."""
+class _DriverCommitter(Committer):
+    """Commits in the driver by handing each subtask's items to ``take(subtask, items)``."""
 
-    def __init__(self, sink_identifier, parallelism: int):
+    def __init__(self, take: Callable):
+        self.take = take
+
+    def commit(self, batch_id: int, subtask: int, committable: list) -> None:
+        self.take(subtask, committable)
+
+
+class PrintSink(Sink):
+    """``print()``: lines formatted in the tasks with Flink's ``id:N> `` prefix, written to
+    the driver's stdout when the batch is committed."""
+
+    def __init__(self, type_info, sink_identifier: Optional[str]):
+        self.format = print_formatter(type_info)
         self.sink_identifier = sink_identifier or ""
-        self.parallelism = parallelism
 
-    def _prefix(self, subtask: int) -> str:
+    def create_writer(self, context: WriterContext) -> SinkWriter:
         prefix = self.sink_identifier
-        if self.parallelism > 1:
-            prefix += (":" if prefix else "") + str(subtask + 1)
-        return prefix + "> " if prefix else ""
+        if context.parallelism > 1:
+            prefix += (":" if prefix else "") + str(context.subtask + 1)
+        prefix = prefix + "> " if prefix else ""
+        to_text = self.format
+        return ListWriter(lambda record: f"{prefix}{to_text(record)}\n")
 
-    def publish(self, subtask: int, items: list) -> None:
-        prefix = self._prefix(subtask)
-        sys.stdout.write("".join(f"{prefix}{line}\n" for line in items))
-        sys.stdout.flush()
+    def create_committer(self) -> Committer:
+        return _DriverCommitter(_write_stdout)
 
 
-class CollectPublisher(Publisher):
-    """Buffers results for ``execute_and_collect``'s iterator."""
+def _write_stdout(subtask: int, lines: list) -> None:
+    sys.stdout.write("".join(lines))
+    sys.stdout.flush()
 
-    def __init__(self):
+
+class CollectSink(Sink):
+    """``execute_and_collect()``: the records reach ``buffer`` in the driver as each batch
+    is committed."""
+
+    def __init__(self, to_item: Optional[Callable]):
+        self.to_item = to_item
         self.buffer = deque()
 
-    def publish(self, subtask: int, items: list) -> None:
-        self.buffer.extend(items)
+    def create_writer(self, context: WriterContext) -> SinkWriter:
+        return ListWriter(self.to_item)
+
+    def create_committer(self) -> Committer:
+        return _DriverCommitter(lambda subtask, items: self.buffer.extend(items))
+
+    def __getstate__(self):  # the tasks need no buffer
+        return {"to_item": self.to_item, "buffer": deque()}
 
 
 class _SinkContext:
     """The ``context`` passed to ``SinkFunction.invoke``."""
 
+    def __init__(self, clock):
+        self.clock = clock
+
     def current_processing_time(self) -> int:
         return int(time.time() * 1000)
 
     def current_watermark(self) -> int:
-        return MIN_WATERMARK
+        return self.clock.current_watermark
 
     def timestamp(self):
         return None
 
 
-class SinkFunctionPublisher(Publisher):
-    """Calls a user SinkFunction's ``invoke`` for every committed record, in the driver."""
+class SinkFunctionSink(Sink):
+    """``add_sink(SinkFunction)``: ``invoke`` is called in the tasks for each record, as
+    it arrives (at least once across a failure, as for Flink's SinkFunction); ``open``
+    and ``close`` once per subtask."""
 
     def __init__(self, sink_function):
         self.sink_function = sink_function
-        self.context = _SinkContext()
+        self.context = None
 
-    def open(self) -> None:
-        self.sink_function.open(StreamingRuntimeContext("Sink", 0, 1, 1, 0, {}, None))
+    def open_subtask(self, runtime_context) -> None:
+        self.context = _SinkContext(runtime_context._clock)
+        self.sink_function.open(runtime_context)
 
-    def publish(self, subtask: int, items: list) -> None:
-        invoke = self.sink_function.invoke
-        for item in items:
-            invoke(item, self.context)
-
-    def close(self) -> None:
+    def close_subtask(self) -> None:
         self.sink_function.close()
 
+    def create_writer(self, context: WriterContext) -> SinkWriter:
+        return _InvokingWriter(self.sink_function.invoke, self.context)
 
-class FileSinkPublisher(Publisher):
+    def create_committer(self) -> Committer:
+        return Committer()
+
+
+class _InvokingWriter(SinkWriter):
+    def __init__(self, invoke: Callable, context: _SinkContext):
+        self.invoke = invoke
+        self.context = context
+
+    def write(self, values: list) -> None:
+        invoke, context = self.invoke, self.context
+        value = None
+        try:
+            for value in values:
+                invoke(value, context)
+        except Exception as e:
+            raise RecordWriteError(value, e) from None
+
+
+class RowFileSink(Sink):
+    """FileSink's row format: part files written in the tasks (``RowFileWriter``),
+    renamed by ``FileCommitter`` once the batch is committed."""
+
+    def __init__(self, base_path: str, part_prefix: str, part_suffix: str, part_size,
+                 bucket_id, to_line, charset: str):
+        self.base_path = base_path
+        self.part_prefix = part_prefix
+        self.part_suffix = part_suffix
+        self.settings = (part_size, bucket_id, to_line, charset)
+
+    def create_writer(self, context: WriterContext) -> SinkWriter:
+        return RowFileWriter(context, self.base_path, self.part_prefix, self.part_suffix,
+                             *self.settings)
+
+    def create_committer(self) -> Committer:
+        return FileCommitter(self.base_path, self.part_prefix, self.part_suffix)
+
+
+class FileCommitter(Committer):
     """The committer of FileSink: renames a committed batch's in-progress part files to
     their finished names. Renaming is idempotent: a part file already finished is left
-    alone, so publishing a batch twice (e.g. during recovery) changes nothing."""
+    alone, so committing a batch twice (e.g. during recovery) changes nothing."""
 
     def __init__(self, base_path: str, part_prefix: str, part_suffix: str):
         self.base_path = base_path
         self.part_prefix = part_prefix
         self.part_suffix = part_suffix
 
-    def publish(self, subtask: int, items: list) -> None:
-        for path in items:
+    def commit(self, batch_id: int, subtask: int, committable: list) -> None:
+        for path in committable:
             if not _finish(path, parse_in_progress_file(path)[0]):
                 raise FileNotFoundError(
                     f"FileSink: the part file {path} written by subtask {subtask} is not "
@@ -114,7 +183,7 @@ class FileSinkPublisher(Publisher):
 
     def recover(self, committed_batch: int) -> None:
         """Finishes this sink's in-progress part files of batches up to
-        ``committed_batch`` (committed, but the crash came before they were published)
+        ``committed_batch`` (committed, but the crash came before they were renamed)
         and deletes those of later batches (never committed; they will be written
         again)."""
         if not os.path.isdir(self.base_path):
@@ -140,7 +209,7 @@ class FileSinkPublisher(Publisher):
 
 def _finish(in_progress: str, finished: str) -> bool:
     """Renames an in-progress part file to its finished name; False if neither exists."""
-    if os.path.exists(finished):  # published before: keep it, drop a leftover copy
+    if os.path.exists(finished):  # committed before: keep it, drop a leftover copy
         if os.path.exists(in_progress):
             os.remove(in_progress)
         return True

@@ -235,7 +235,7 @@ class StreamExecutionEnvironment:
             elements = [_convert_element(type_info, i, e) for i, e in enumerate(elements)]
         source = CollectionSource(elements)
         t = Transformation("source", "Source: Collection Source", [],
-                           partial(SourceOperator, source.reader),
+                           partial(SourceOperator, source.for_tasks()),
                            output_type=type_info or Types.PICKLED_BYTE_ARRAY(), parallelism=1,
                            pact="Data Source", source=source)
         return DataStream(self, t)
@@ -249,7 +249,7 @@ class StreamExecutionEnvironment:
         engine_source = source.engine_source()
         stamps_records = engine_source.stamps_records
         t = Transformation("source", f"Source: {source_name}", [],
-                           partial(SourceOperator, engine_source.reader, stamps_records),
+                           partial(SourceOperator, engine_source.for_tasks()),
                            output_type=type_info or source.get_produced_type(),
                            parallelism=engine_source.parallelism,  # 1 if not parallel
                            pact="Data Source", source=engine_source)
@@ -329,10 +329,10 @@ class StreamExecutionEnvironment:
         runner = create_runner(sinks, self._settings(sinks, job_name))
         return JobClient(JobID(runner.job.run_id), _AsyncRun(runner))
 
-    def _execute_collect(self, sink: Transformation, publisher, job_name=None):
+    def _execute_collect(self, sink: Transformation, buffer, job_name=None):
         sinks = self._take_sinks(sink)
         runner = create_runner(sinks, self._settings(sinks, job_name))
-        return CloseableIterator(runner, publisher)
+        return CloseableIterator(runner, buffer)
 
     def get_execution_plan(self) -> str:
         """The plan of the job built so far, as JSON in Flink's format."""
@@ -434,7 +434,7 @@ class StreamExecutionEnvironment:
         charset must write a newline as the byte ``\n`` (UTF-8, Latin-1, ASCII, ...)."""
         source = TextFileSource(local_path(file_path), charset_name)
         t = Transformation("source", "Source: Custom File Source", [],
-                           partial(SourceOperator, source.reader), output_type=Types.STRING(),
+                           partial(SourceOperator, source.for_tasks()), output_type=Types.STRING(),
                            pact="Data Source", source=source)
         return DataStream(self, t)
 

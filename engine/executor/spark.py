@@ -147,6 +147,11 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
                      max_attempts)
 
 
+def _commit(committer, batch_id, item):
+    subtask, committable = item
+    committer.commit(batch_id, subtask, committable)
+
+
 _LOCAL_WITH_RETRIES = re.compile(r"^local\[[^,\]]+,\s*(\d+)\]$")
 
 
@@ -207,6 +212,16 @@ class SparkExecutor(Executor):
             for out in outputs.values():
                 out.unpersist()
         return results
+
+    def run_commits(self, committer, batch_id: int, committables: List[tuple]) -> None:
+        """One Spark task per committable, so committed records go from the workers to
+        the external system without passing through the driver."""
+        try:
+            self.sc.parallelize(committables, len(committables)).foreach(
+                functools.partial(_commit, committer, batch_id))
+        except Exception as e:
+            raise JobExecutionException(
+                f"A sink failed to commit batch {batch_id}: {e}") from e
 
     def stop(self) -> None:
         if self._broadcast is not None:

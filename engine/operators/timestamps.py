@@ -11,12 +11,14 @@ class TimestampsOperator(Operator):
     def __init__(self, timestamp_assigner):
         super().__init__()
         self.timestamp_assigner = timestamp_assigner
-        self.max_timestamp = None
+        self.max_timestamps = {}  # watermark input (split or subtask) -> largest timestamp
 
     def driver_results(self, node_id: int, subtask: int):
-        """The largest timestamp emitted in this batch (None if none), for the watermark."""
-        max_timestamp, self.max_timestamp = self.max_timestamp, None
-        return (MaxTimestamp(node_id, subtask, max_timestamp),)
+        """The largest timestamp emitted in this batch per watermark input: per source
+        split when chained to a source, else per subtask."""
+        found, self.max_timestamps = self.max_timestamps, {}
+        return tuple(MaxTimestamp(node_id, input_id, timestamp)
+                     for input_id, timestamp in found.items())
 
     def process_chunk(self, records):
         extract = self.timestamp_assigner.extract_timestamp
@@ -30,7 +32,9 @@ class TimestampsOperator(Operator):
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
         if out:
+            split = self.task.clock.current_split
+            input_id = self.task.subtask if split is None else split
             batch_max = max(ts for ts, _ in out)
-            if self.max_timestamp is None or batch_max > self.max_timestamp:
-                self.max_timestamp = batch_max
+            if batch_max > self.max_timestamps.get(input_id, batch_max - 1):
+                self.max_timestamps[input_id] = batch_max
         self.output(out)

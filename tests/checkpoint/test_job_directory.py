@@ -18,7 +18,7 @@ COUNT = StateSpec("count", StateKind.VALUE)
 def _record(batch_id: int, offset: int = 0) -> CommitRecord:
     return CommitRecord("job", batch_id, "hashmap",
                         {"counter": OperatorInfo("Counter", 1, MAX_PARALLELISM)},
-                        {"source": [offset]}, watermark=batch_id)
+                        {"source": {"0": offset}}, watermark=batch_id)
 
 
 def _run_batches(directory: JobDirectory, counts_per_batch, checkpoint_every=None,
@@ -48,7 +48,7 @@ def test_newest_commit_is_the_restore_point(tmp_path):
     _run_batches(directory, [["a"], ["a", "b"], ["b"], ["c"], ["a"]])
     point = directory.find_restore_point()
     assert point.record.batch_id == 4
-    assert point.record.source_offsets == {"source": [5]}
+    assert point.record.source_offsets == {"source": {"0": 5}}
     assert _counts(directory.root) == {"a": 3, "b": 2, "c": 1}
 
 
@@ -127,15 +127,15 @@ def test_restore_rejects_a_directory_that_is_not_a_checkpoint(tmp_path):
 def test_compatibility_check_names_the_problem():
     record = _record(3)
     ok = {"counter": OperatorInfo("Counter", 4, MAX_PARALLELISM)}
-    record.check_restorable_by("p", ok, {"source": 1}, False)  # parallelism may change
+    record.check_restorable_by("p", ok, {"source": ["0"]}, False)  # parallelism may change
     with pytest.raises(IncompatibleCheckpointError, match="'counter'.*does not have"):
-        record.check_restorable_by("p", {}, {"source": 1}, False)
-    record.check_restorable_by("p", {}, {"source": 1}, True)
+        record.check_restorable_by("p", {}, {"source": ["0"]}, False)
+    record.check_restorable_by("p", {}, {"source": ["0"]}, True)
     with pytest.raises(IncompatibleCheckpointError, match="max parallelism 8 and now has 16"):
-        record.check_restorable_by("p", {"counter": OperatorInfo("C", 1, 16)}, {"source": 1},
+        record.check_restorable_by("p", {"counter": OperatorInfo("C", 1, 16)}, {"source": ["0"]},
                                    False)
     with pytest.raises(IncompatibleCheckpointError, match="1 splits .* now has 2"):
-        record.check_restorable_by("p", ok, {"source": 2}, False)
+        record.check_restorable_by("p", ok, {"source": ["0", "1"]}, False)
 
 
 def test_clear_removes_checkpoints_a_crash_left_half_deleted(tmp_path):

@@ -4,9 +4,10 @@ import pickle
 import random
 
 from api.common import Types
-from api.datastream import BroadcastProcessFunction, KeyedCoProcessFunction, SinkFunction
+from api.datastream import BroadcastProcessFunction, KeyedCoProcessFunction
+from api.datastream.sinks import CollectSink
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
-from engine.batch import BatchInfo, DataChunk, SinkItems, TaskFailure
+from engine.batch import BatchInfo, DataChunk, SinkCommittable, TaskFailure
 from engine.job import compile_job
 from engine.task import forget_job, run_task
 from tests.conftest import make_env
@@ -40,7 +41,7 @@ def test_broadcast_side_first_then_input_0_each_by_upstream_subtask(tmp_path):
     env = make_env("local", parallelism=1)
     elements = env.from_collection(["e"]).set_parallelism(1)
     rules = env.from_collection(["r"]).set_parallelism(1)
-    elements.connect(rules.broadcast(FACTORS)).process(Record()).add_sink(_NoSink())
+    elements.connect(rules.broadcast(FACTORS)).process(Record()).sink_to(_Gather())
     job = _compiled(env)
     stage = next(s for s in job.plan.stages if not s.is_source)
     edges = {job.plan.edges[e].input_index: job.plan.edges[e] for e in stage.in_edges}
@@ -51,8 +52,8 @@ def test_broadcast_side_first_then_input_0_each_by_upstream_subtask(tmp_path):
         results = _run(job, stage, chunks, state_dir=str(tmp_path))
     finally:
         forget_job(job.run_id)
-    (sink_items,) = [r for r in results if isinstance(r, SinkItems)]
-    assert sink_items.items == [
+    (sink_items,) = [r for r in results if isinstance(r, SinkCommittable)]
+    assert sink_items.committable == [
         ("broadcast", "r0"), ("broadcast", "r1"),
         ("element", "e0", ["r0", "r1"]), ("element", "e1a", ["r0", "r1"]),
         ("element", "e1b", ["r0", "r1"])]
@@ -73,7 +74,7 @@ def test_cached_state_continues_and_a_task_behind_the_batch_rebuilds_it(tmp_path
     env = make_env("local", parallelism=1)
     left = env.from_collection(["a"]).key_by(lambda v: v)
     right = env.from_collection(["a"]).key_by(lambda v: v)
-    left.connect(right).process(Count()).add_sink(_NoSink())
+    left.connect(right).process(Count()).sink_to(_Gather())
     job = _compiled(env)
     stage = next(s for s in job.plan.stages if not s.is_source)
     edge = job.plan.edges[stage.in_edges[0]]
@@ -82,7 +83,7 @@ def test_cached_state_continues_and_a_task_behind_the_batch_rebuilds_it(tmp_path
 
     def counts(batch_id):
         results = _run(job, stage, [_chunk(edge, 0, a)], batch_id, str(tmp_path))
-        return [item for r in results if isinstance(r, SinkItems) for item in r.items]
+        return [item for r in results if isinstance(r, SinkCommittable) for item in r.committable]
     try:
         assert counts(0) == [("a", 1)]
         assert counts(1) == [("a", 2)]          # the cached instance goes on
@@ -103,7 +104,7 @@ def test_a_failing_function_is_returned_as_a_task_failure(tmp_path):
     env = make_env("local", parallelism=1)
     key = lambda v: v  # noqa: E731
     env.from_collection(["a"]).key_by(key).connect(env.from_collection(["b"]).key_by(key)) \
-        .process(Fails()).add_sink(_NoSink())
+        .process(Fails()).sink_to(_Gather())
     job = _compiled(env)
     stage = next(s for s in job.plan.stages if not s.is_source)
     edge = job.plan.edges[stage.in_edges[0]]
@@ -116,8 +117,8 @@ def test_a_failing_function_is_returned_as_a_task_failure(tmp_path):
     assert "Keyed Co-Process' failed on record 'a': ValueError: bad" in str(result.error)
 
 
-class _NoSink(SinkFunction):
-    """The task only collects a sink's items; these tests never publish them."""
+class _Gather:
+    """A sink whose committable is the batch's records (as execute_and_collect's)."""
 
-    def invoke(self, value, context):
-        pass
+    def engine_sink(self, type_info):
+        return CollectSink(None)

@@ -15,12 +15,11 @@ from functools import partial
 from typing import Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.operators.io import FileWriterOperator
 
 from api.common.serialization import BulkWriterFactory, Encoder, _Charset
 from api.common.time import Duration
 from api.common.utils import JavaObjectWrapper
-from api.datastream.sinks import FileSinkPublisher, string_formatter
+from api.datastream.sinks import RowFileSink, string_formatter
 from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector, check_available
 
 from .base import (LegacyConnectorFunction, Sink, Source, StreamTransformer,
@@ -270,18 +269,13 @@ class FileSink(Sink, SupportsPreprocessing):
         yet in this engine)."""
         return FileSink.BulkFormatBuilder(base_path, writer_factory)
 
-    def _writer(self, stream_type):
-        """The task-side operator factory and driver-side publisher factory of this sink
-        for a stream of ``stream_type`` (used by ``DataStream.sink_to``)."""
+    def engine_sink(self, stream_type):
+        """The engine sink writing a stream of ``stream_type`` (``DataStream.sink_to``)."""
         check_available(self._format)  # bulk formats are not available yet
-        prefix = self._output_file_config.get_part_prefix()
-        suffix = self._output_file_config.get_part_suffix()
-        # The token keeps part file names of several sinks sharing a base path apart.
-        operator_factory = partial(
-            FileWriterOperator, self._base_path, prefix, suffix,
-            self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
-            string_formatter(stream_type), self._format._charset_name, uuid.uuid4().hex)
-        return operator_factory, lambda node: FileSinkPublisher(self._base_path, prefix, suffix)
+        return RowFileSink(self._base_path, self._output_file_config.get_part_prefix(),
+                           self._output_file_config.get_part_suffix(),
+                           self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
+                           string_formatter(stream_type), self._format._charset_name)
 
     class BaseBuilder(object):
         """The settings both FileSink builders share; defaults: an hourly

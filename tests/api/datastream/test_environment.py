@@ -10,7 +10,7 @@ from api.datastream import (MapFunction, RuntimeExecutionMode, SinkFunction,
 from api.datastream.connectors import NumberSequenceSource
 from api.common import WatermarkStrategy
 from engine.graph import PlanError
-from tests.conftest import make_env
+from tests.conftest import GatheringSink, make_env
 
 
 def test_execute_returns_job_execution_result_and_clears_the_job(env_factory, capfd):
@@ -218,17 +218,12 @@ def test_number_sequence_source(env_factory):
     assert sorted(ds.execute_and_collect()) == list(range(1, 11))
 
 
-def test_sink_function_receives_each_record_once(env_factory):
-    got = []
-
-    class Keep(SinkFunction):
-        def invoke(self, value, context):
-            got.append(value)
-
+def test_sink_function_receives_each_record_once_in_the_tasks(env_factory):
+    sink = GatheringSink()
     env = env_factory(parallelism=2, micro_batch_size=2)
-    env.from_collection(list(range(7))).map(lambda x: x * 10).add_sink(Keep()).name("keep")
+    env.from_collection(list(range(7))).map(lambda x: x * 10).add_sink(sink).name("keep")
     env.execute()
-    assert sorted(got) == [x * 10 for x in range(7)]
+    assert sorted(sink.values()) == [x * 10 for x in range(7)]
 
 
 def test_union_and_partitioning(env_factory):
@@ -325,21 +320,17 @@ def test_keyed_flat_map_and_filter_use_keyed_state(env_factory):
 
 def test_unbounded_generator_runs_until_cancelled():
     from api.datastream.connectors import DataGeneratorSource
-    collected = []
-
-    class Keep(SinkFunction):
-        def invoke(self, value, context):
-            collected.append(value)
-
+    sink = GatheringSink()
     env = make_env("local", parallelism=2, **{"execution.micro-batch.interval": 20})
     env.from_source(DataGeneratorSource(lambda i: i * 10, records_per_second=2000),
-                    WatermarkStrategy.no_watermarks(), "numbers").add_sink(Keep())
+                    WatermarkStrategy.no_watermarks(), "numbers").add_sink(sink)
     client = env.execute_async()
     import time
     deadline = time.time() + 60
-    while len(collected) < 50 and time.time() < deadline:
+    while len(sink.values()) < 50 and time.time() < deadline:
         time.sleep(0.05)
     client.cancel().result(timeout=60)
+    collected = sink.values()
     assert client.get_job_status().result() is JobStatus.CANCELED
     assert len(collected) >= 50
     # every index once, in order per split (even indexes on split 0, odd on split 1)

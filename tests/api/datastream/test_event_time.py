@@ -11,7 +11,7 @@ from api.datastream import (KeyedProcessFunction, OutputTag, ProcessFunction,
                             RuntimeExecutionMode)
 from engine import task
 from engine.errors import JobExecutionException
-from tests.conftest import make_env
+from tests.conftest import GatheringSink, make_env
 
 MIN, MAX = -2 ** 63, 2 ** 63 - 1
 DATA = [("a", 1000), ("b", 2000), ("a", 1500), ("a", 12000), ("b", 30000)]
@@ -283,10 +283,9 @@ def test_an_idle_unbounded_job_keeps_firing_processing_time_timers():
     """No new input: empty batches still run on the trigger interval, processing time
     advances and a processing-time timer fires."""
     from api.common import JobStatus
-    from api.datastream import SinkFunction
     from api.datastream.connectors import DataGeneratorSource
 
-    fired = []
+    sink = GatheringSink()
 
     class Remind(KeyedProcessFunction):
         def process_element(self, value, ctx):
@@ -296,20 +295,17 @@ def test_an_idle_unbounded_job_keeps_firing_processing_time_timers():
         def on_timer(self, timestamp, ctx):
             yield "reminder", ctx.get_current_key()
 
-    class Keep(SinkFunction):
-        def invoke(self, value, context):
-            fired.append(value)
-
     env = make_env("local", parallelism=1, **{"execution.micro-batch.interval": 50})
     # one record a second: the batches in between are empty
     env.from_source(DataGeneratorSource(lambda i: "k", records_per_second=1),
                     WatermarkStrategy.no_watermarks(), "slow").key_by(lambda v: v) \
-        .process(Remind()).add_sink(Keep())
+        .process(Remind()).add_sink(sink)
     client = env.execute_async()
     deadline = time.time() + 30
-    while not fired and time.time() < deadline:
+    while not sink.values() and time.time() < deadline:
         time.sleep(0.05)
     client.cancel().result(timeout=30)
+    fired = sink.values()
     assert client.get_job_status().result() is JobStatus.CANCELED
     assert fired and fired[0] == ("reminder", "k")
 

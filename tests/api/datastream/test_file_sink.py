@@ -6,7 +6,6 @@ Java's DateTimeFormatter)."""
 import os
 import re
 from datetime import datetime
-from types import SimpleNamespace
 
 import pytest
 
@@ -15,11 +14,10 @@ from api.datastream import RuntimeExecutionMode
 from api.datastream.connectors import NumberSequenceSource
 from api.datastream.connectors.file_system import (BucketAssigner, Encoder, FileSink,
                                                    OutputFileConfig, RollingPolicy)
-from api.datastream.sinks import FileSinkPublisher
+from api.datastream.sinks import FileCommitter
 from engine.errors import JobExecutionException
-from engine.operators.io import FileWriterOperator, in_progress_file
-from engine.batch import BatchInfo
-from engine.task import OperatorTask
+from engine.operators.io import RowFileWriter, in_progress_file
+from engine.sinks import WriterContext
 from tests.conftest import make_env
 
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -169,7 +167,7 @@ def test_a_failed_batch_leaves_committed_files_finished_and_its_own_unpublished(
     assert lines_of(in_progress) == [str(n) for n in range(11, 16)]
     assert all(name.endswith(".inprogress.2") for name in in_progress)
 
-    FileSinkPublisher(str(tmp_path), "part", "").recover(1)  # resume after batch 1
+    FileCommitter(str(tmp_path), "part", "").recover(1)  # resume after batch 1
     assert part_files(tmp_path, hidden=True) == {}
     assert lines_of(part_files(tmp_path)) == sorted(committed)
 
@@ -191,7 +189,7 @@ def test_recover_finishes_committed_batches_and_deletes_later_ones(tmp_path):
     b4 = write(in_progress_file(f"{base}/h1/part-u4-0", 2), b"stale\n")
     other = write(in_progress_file(f"{base}/h1/other-u5-0", 3), b"another sink\n")
 
-    publisher = FileSinkPublisher(base, "part", "")
+    publisher = FileCommitter(base, "part", "")
     publisher.recover(2)
     assert part_files(tmp_path) == {"h1/part-u1-0": b"one\n", "h2/part-u2-0": b"two\n",
                                     "h1/part-u4-0": b"published\n"}
@@ -199,25 +197,22 @@ def test_recover_finishes_committed_batches_and_deletes_later_ones(tmp_path):
     assert not any(os.path.exists(p) for p in (b1, b2, b3, b4))
 
     publisher.recover(2)  # idempotent
-    publisher.publish(0, [b1, b2])  # publishing a finished batch again changes nothing
+    publisher.commit(2, 0, [b1, b2])  # committing a finished batch again changes nothing
     assert len(part_files(tmp_path)) == 3
 
 
 def test_publish_fails_clearly_when_the_driver_cannot_see_a_part_file(tmp_path):
-    publisher = FileSinkPublisher(str(tmp_path), "part", "")
+    publisher = FileCommitter(str(tmp_path), "part", "")
     with pytest.raises(FileNotFoundError, match="written by subtask 1 is not visible"):
-        publisher.publish(1, [in_progress_file(str(tmp_path / "part-u-0"), 0)])
+        publisher.commit(0, 1, [in_progress_file(str(tmp_path / "part-u-0"), 0)])
 
 
 def run_writer(base, records, run_id="run", batch_id=3, subtask=1) -> list:
     """One subtask of a FileSink writer for one batch; returns its in-progress files."""
-    batch = BatchInfo(run_id, batch_id, batch_id - 1, False, "", 0, False)
-    clock = SimpleNamespace(batch=batch, processing_time=0)
-    op = FileWriterOperator(str(base), "part", "", None, lambda time: "", str, "UTF-8", "sink")
-    op.setup("Writer", OperatorTask(clock, subtask, 2, 128, {}))
-    op.open()
-    op.process_chunk(records)
-    return op.take_items()
+    context = WriterContext("job", run_id, "sink", subtask, 2, batch_id, "", 0)
+    writer = RowFileWriter(context, str(base), "part", "", None, lambda time: "", str, "UTF-8")
+    writer.write(records)
+    return writer.prepare_commit()
 
 
 def test_a_retried_task_overwrites_its_own_in_progress_file(tmp_path):
