@@ -10,14 +10,17 @@ from decimal import Decimal
 
 import pytest
 
-from api.common import Row, Types
+from api.common import Row, Types, WatermarkStrategy
+from api.datastream import RuntimeExecutionMode
+from api.datastream.connectors import NumberSequenceSource
 from api.common.typeinfo import LocalTimeTypeInfo
 from api.datastream.connectors.jdbc import (JdbcConnectionOptions, JdbcExecutionOptions,
                                             JdbcSink)
 from engine.connectors.jdbc import (COMMITS_TABLE, SqliteDatabase, count_placeholders,
                                     format_placeholders)
-from engine.errors import OperatorError
+from engine.errors import JobExecutionException, OperatorError
 from engine.sinks import CommitterContext, WriterContext
+from tests.conftest import make_env
 from tests.postgres_server import free_port
 
 ROW = Types.ROW([Types.INT(), Types.STRING()])
@@ -331,3 +334,90 @@ def test_postgresql_without_psycopg_fails_when_the_job_is_built(monkeypatch):
         .with_url("jdbc:postgresql://db/shop").build()
     with pytest.raises(ImportError, match=r"pip install 'spark-datastream\[postgres\]'"):
         JdbcSink.sink("INSERT INTO t VALUES (?, ?)", ROW, options)
+
+
+# --- jobs through env.execute() -------------------------------------------------------
+
+ORDER = Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()])
+
+
+def to_order(n):
+    return Row(id=int(n), name=f"n{n}")
+
+
+def fail_on_33_once(flag: str):
+    def check(n):
+        if n == 33 and not os.path.exists(flag):
+            open(flag, "w").close()
+            raise ValueError("injected failure at 33")
+        return n
+    return check
+
+
+def orders_job(env, options, check=None, last=40):
+    """1..``last`` as Rows (id, 'n<id>') into table t through a JdbcSink."""
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    ds = env.from_source(NumberSequenceSource(1, last), WatermarkStrategy.no_watermarks(), "seq") \
+        .uid("seq")
+    if check is not None:
+        ds = ds.map(check, output_type=Types.LONG())
+    ds.map(to_order, output_type=ORDER) \
+        .add_sink(JdbcSink.sink("INSERT INTO t (id, name) VALUES (?, ?)", ORDER, options,
+                                JdbcExecutionOptions.builder().with_batch_size(3).build())) \
+        .uid("orders-out")
+    return env
+
+
+def expected_orders(numbers) -> list:
+    return [(n, f"n{n}") for n in numbers]
+
+
+def test_a_bounded_job_writes_to_postgresql(env_factory, postgres_db):
+    postgres_db.execute("CREATE TABLE t (id INTEGER, name TEXT)")  # no key: duplicates show
+    orders_job(env_factory(parallelism=2, micro_batch_size=5),
+               postgres_db.connection_options()).execute("orders")
+    assert postgres_db.rows("t") == expected_orders(range(1, 41))
+    # one transaction per subtask and batch: 4 batches of 5 numbers per split
+    assert postgres_db.query(f"SELECT job_name, sink_id, count(*) FROM {COMMITS_TABLE} "
+                             f"GROUP BY job_name, sink_id") == [("orders", "orders-out", 8)]
+
+
+def test_a_bounded_job_writes_to_sqlite(env_factory, tmp_path):
+    path = tmp_path / "orders.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (id INTEGER, name TEXT)")
+    orders_job(env_factory(parallelism=2, micro_batch_size=5), sqlite_options(path)).execute()
+    assert sqlite_rows(path) == expected_orders(range(1, 41))
+
+
+def test_a_job_resumed_after_a_failure_writes_each_row_once(postgres_db, tmp_path):
+    postgres_db.execute("CREATE TABLE t (id INTEGER, name TEXT)")
+    conf = {"state.checkpoints.dir": str(tmp_path / "checkpoints")}
+    check = fail_on_33_once(str(tmp_path / "failed-once"))
+    # Split 2 (21..40) fails in batch 2 (31..35): batches 0 and 1 are committed and written.
+    with pytest.raises(JobExecutionException, match="injected failure at 33"):
+        orders_job(make_env("local", parallelism=2, micro_batch_size=5, **conf),
+                   postgres_db.connection_options(), check).execute("orders")
+    assert postgres_db.rows("t") == expected_orders([*range(1, 11), *range(21, 31)])
+    orders_job(make_env("local", parallelism=2, micro_batch_size=5, **conf),
+               postgres_db.connection_options(), check).execute("orders")
+    assert postgres_db.rows("t") == expected_orders(range(1, 41))
+
+
+def test_a_batch_committed_but_not_written_is_written_on_restart(postgres_db, tmp_path):
+    # The database rejects 33 (batch 2 of split 2) after the batch has committed: the job
+    # fails with the database's message, the staged rows stay, and the restart (once the
+    # constraint is gone) writes them before going on.
+    postgres_db.execute("CREATE TABLE t (id INTEGER CONSTRAINT not_33 CHECK (id <> 33), "
+                        "name TEXT)")
+    conf = {"state.checkpoints.dir": str(tmp_path / "checkpoints")}
+    with pytest.raises((JobExecutionException, OperatorError), match=r"failed on row \(33, 'n33'\) \(batch 2, subtask 1; "
+                                        r"nothing of this batch was written\): CheckViolation"):
+        orders_job(make_env("local", parallelism=2, micro_batch_size=5, **conf),
+                   postgres_db.connection_options()).execute("orders")
+    written = postgres_db.rows("t")
+    assert (31, "n31") not in written and (11, "n11") in written
+    postgres_db.execute("ALTER TABLE t DROP CONSTRAINT not_33")
+    orders_job(make_env("local", parallelism=2, micro_batch_size=5, **conf),
+               postgres_db.connection_options()).execute("orders")
+    assert postgres_db.rows("t") == expected_orders(range(1, 41))
