@@ -187,8 +187,6 @@ class JdbcSink(Sink):
     """Runs ``sql`` for each record, filling its ``?`` parameters from ``to_fields(record)``
     (the record's field values, in order); exactly once per committed batch."""
 
-    name = "JdbcSink"
-
     def __init__(self, sql: str, to_fields: Callable, database: Database, batch_size: int,
                  max_retries: int):
         self.sql = sql
@@ -198,17 +196,8 @@ class JdbcSink(Sink):
         self.max_retries = max_retries
 
     def create_writer(self, context: WriterContext) -> StagingWriter:
-        return StagingWriter(context, self._row_maker(f"{self.name} {context.sink_id}"))
-
-    def _row_maker(self, operator: str) -> Callable:
         to_fields, parameters = self.to_fields, self.database.parameters
-
-        def to_row(value):
-            try:
-                return parameters(to_fields(value))
-            except Exception as e:
-                raise OperatorError.wrap(operator, value, e) from None
-        return to_row
+        return StagingWriter(context, lambda value: parameters(to_fields(value)))
 
     def create_committer(self) -> "JdbcCommitter":
         return JdbcCommitter(self)
@@ -232,7 +221,7 @@ class JdbcCommitter(StagedCommitter):
             f"DELETE FROM {COMMITS_TABLE} WHERE job_name = ? AND sink_id = ? AND batch_id > ?")
 
     def _operator(self) -> str:
-        return f"{self.sink.name} {self.context.sink_id}"
+        return f"JdbcSink {self.context.sink_id}"
 
     def recover(self, committed_batch: int) -> None:
         # Markers after the batch the job resumes from belong to a run that was rewound or

@@ -196,11 +196,14 @@ def test_fields_are_taken_by_position_whatever_their_names(database, tmp_path):
     ("1,a", r"'1,a': TypeError: JdbcSink expects a Row for RowTypeInfo\(Integer, String\), "
             r"got str"),
 ])
-def test_a_record_that_does_not_fit_the_row_type_fails_in_the_writer(tmp_path, record, error):
-    sink = make_sink("INSERT INTO t VALUES (?, ?)", sqlite_options(tmp_path / "x.db"))
-    with pytest.raises(OperatorError, match=r"Operator 'JdbcSink sink-jdbc' failed on record "
-                                            + error):
-        Harness(sink, tmp_path).stage(0, [Row(1, "a"), record])
+def test_a_record_that_does_not_fit_the_row_type_fails_the_job(tmp_path, record, error):
+    env = make_env("local")
+    env.from_collection([Row(1, "a"), record]) \
+        .add_sink(JdbcSink.sink("INSERT INTO t VALUES (?, ?)", ROW,
+                                sqlite_options(tmp_path / "x.db"))).name("orders-db")
+    with pytest.raises(JobExecutionException, match=r"Operator 'orders-db' failed on "
+                                                    r"record " + error):
+        env.execute()
 
 
 def test_a_database_that_is_down_fails_after_the_retries(tmp_path):
@@ -411,8 +414,9 @@ def test_a_batch_committed_but_not_written_is_written_on_restart(postgres_db, tm
     postgres_db.execute("CREATE TABLE t (id INTEGER CONSTRAINT not_33 CHECK (id <> 33), "
                         "name TEXT)")
     conf = {"state.checkpoints.dir": str(tmp_path / "checkpoints")}
-    with pytest.raises((JobExecutionException, OperatorError), match=r"failed on row \(33, 'n33'\) \(batch 2, subtask 1; "
-                                        r"nothing of this batch was written\): CheckViolation"):
+    with pytest.raises((JobExecutionException, OperatorError),
+                       match=r"failed on row \(33, 'n33'\) \(batch 2, subtask 1; "
+                             r"nothing of this batch was written\): CheckViolation"):
         orders_job(make_env("local", parallelism=2, micro_batch_size=5, **conf),
                    postgres_db.connection_options()).execute("orders")
     written = postgres_db.rows("t")
