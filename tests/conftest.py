@@ -8,6 +8,7 @@ import pytest
 
 from api.common import Configuration
 from api.datastream import SinkFunction, StreamExecutionEnvironment
+from tests.postgres_server import postgres_db, postgres_server  # noqa: F401 (fixtures)
 
 SPARK_MASTER = "local[2]"
 

@@ -1,14 +1,17 @@
-"""JDBC sink, as in ``pyflink.datastream.connectors.jdbc``.
+"""JDBC sink, as in ``pyflink.datastream.connectors.jdbc``: PostgreSQL and SQLite.
 
-Not available yet in this engine: ``JdbcSink.sink(...)`` can be built and configured, and a
-job using it fails when it is built. The connection and execution options work.
+Each batch's rows of a subtask are written in one database transaction, after the batch
+commits, together with a row naming the job, sink, subtask and batch in the table
+``spark_datastream_commits`` (created when missing): a batch replayed after a crash writes
+nothing twice.
 """
 from typing import Optional
 
-from api.common.typeinfo import RowTypeInfo
-from api.unavailable import SINK_ALTERNATIVES
-
-from .base import LegacyConnectorFunction
+from api.common.typeinfo import (BasicTypeInfo, DateTypeInfo, InstantTypeInfo,
+                                 LocalTimeTypeInfo, PrimitiveArrayTypeInfo, RowTypeInfo,
+                                 TimestampTypeInfo, TimeTypeInfo, Types)
+from api.common.types import Row
+from engine.connectors import jdbc as engine_jdbc
 
 # Importable from here as in PyFlink.
 from api.datastream.functions import SinkFunction  # noqa: E402,F401
@@ -16,16 +19,17 @@ from api.datastream.functions import SinkFunction  # noqa: E402,F401
 __all__ = ['JdbcSink', 'JdbcConnectionOptions', 'JdbcExecutionOptions']
 
 
-class JdbcSink(LegacyConnectorFunction):
-    """A sink running an SQL statement (e.g. an INSERT) for each Row, in batches::
+class JdbcSink(object):
+    """A sink running an SQL statement (e.g. an INSERT) for each Row, exactly once::
 
         ds.add_sink(JdbcSink.sink("insert into books (id, title) values (?, ?)",
                                   Types.ROW([Types.INT(), Types.STRING()]),
                                   JdbcConnectionOptions.JdbcConnectionOptionsBuilder()
                                   .with_url("jdbc:postgresql://db:5432/shop").build()))
-    """
 
-    _instead = SINK_ALTERNATIVES
+    URLs: ``jdbc:postgresql://host[:port]/database`` (needs
+    ``pip install 'spark-datastream[postgres]'``) and ``jdbc:sqlite:/path/to.db``.
+    """
 
     def __init__(self, sql: str, type_info: RowTypeInfo,
                  jdbc_connection_options: 'JdbcConnectionOptions',
@@ -34,6 +38,22 @@ class JdbcSink(LegacyConnectorFunction):
         self._type_info = type_info
         self._connection_options = jdbc_connection_options
         self._execution_options = jdbc_execution_options
+        options = jdbc_connection_options
+        self._database = engine_jdbc.database_for(
+            options.get_db_url(), options.get_driver_name(), options.get_user_name(),
+            options.get_password())
+
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
+
+    def engine_sink(self, type_info) -> engine_jdbc.JdbcSink:
+        """The engine's sink; the statement's parameters come from ``sink``'s ``type_info``
+        whatever the stream's type."""
+        execution = self._execution_options
+        return engine_jdbc.JdbcSink(self._sql, _fields_by_position(self._type_info),
+                                    self._database, execution.get_batch_size(),
+                                    execution.get_max_retries())
 
     @staticmethod
     def sink(sql: str, type_info: RowTypeInfo,
@@ -48,8 +68,43 @@ class JdbcSink(LegacyConnectorFunction):
         if not isinstance(jdbc_connection_options, JdbcConnectionOptions):
             raise TypeError(f"JdbcSink.sink: jdbc_connection_options must be "
                             f"JdbcConnectionOptions, got {jdbc_connection_options!r}")
+        unsupported = [t for t in type_info.get_field_types() if not _is_sql_type(t)]
+        if unsupported:
+            raise ValueError(f"JdbcSink.sink: unsupported field types {unsupported} in "
+                             f"{type_info!r}; fields must be basic types, dates, times, "
+                             f"timestamps or byte arrays")
+        placeholders = engine_jdbc.count_placeholders(sql)
+        fields = len(type_info.get_field_types())
+        if placeholders != fields:
+            raise ValueError(f"JdbcSink.sink: the statement has {placeholders} '?' "
+                             f"parameters but {type_info!r} has {fields} fields: {sql!r}")
         return JdbcSink(sql, type_info, jdbc_connection_options,
                         jdbc_execution_options or JdbcExecutionOptions.defaults())
+
+
+def _fields_by_position(type_info: RowTypeInfo):
+    """The statement's parameters of a record: a Row's (or tuple's) fields by position, each
+    converted by its field type (whatever the record's field names)."""
+    types = type_info.get_field_types()
+
+    def fields(value):
+        if not isinstance(value, (Row, tuple, list)):
+            raise TypeError(f"JdbcSink expects a Row for {type_info!r}, got "
+                            f"{type(value).__name__}")
+        if len(value) != len(types):
+            raise ValueError(f"JdbcSink expects {len(types)} fields for {type_info!r}, got "
+                             f"{len(value)}")
+        return [None if v is None else t.convert(v) for t, v in zip(types, value)]
+    return fields
+
+
+def _is_sql_type(type_info) -> bool:
+    """Whether a field of this type can be a statement parameter (as Flink's JDBC types)."""
+    if isinstance(type_info, PrimitiveArrayTypeInfo):
+        return type_info == Types.PRIMITIVE_ARRAY(Types.BYTE())
+    return (isinstance(type_info, (BasicTypeInfo, DateTypeInfo, TimeTypeInfo,
+                                   TimestampTypeInfo, LocalTimeTypeInfo))
+            and not isinstance(type_info, InstantTypeInfo))
 
 
 class JdbcConnectionOptions(object):

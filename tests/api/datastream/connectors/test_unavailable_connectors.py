@@ -11,7 +11,6 @@ from api.datastream.connectors.elasticsearch import (Elasticsearch7SinkBuilder,
                                                      ElasticsearchEmitter)
 from api.datastream.connectors.file_system import FileSink
 from api.datastream.connectors.hybrid_source import HybridSource
-from api.datastream.connectors.jdbc import JdbcConnectionOptions, JdbcSink
 from api.datastream.connectors.kafka import (FlinkKafkaConsumer, FlinkKafkaProducer,
                                              KafkaRecordSerializationSchema, KafkaSink,
                                              KafkaSource)
@@ -61,9 +60,6 @@ SINKS = [
     ("ElasticsearchSink", lambda: Elasticsearch7SinkBuilder().set_hosts("http://es:9200")
      .set_emitter(ElasticsearchEmitter.dynamic_index("index")).build()),
     ("FlinkKafkaProducer", lambda: FlinkKafkaProducer("t", SimpleStringSchema(), {})),
-    ("JdbcSink", lambda: JdbcSink.sink("insert into t values (?)", Types.ROW([Types.STRING()]),
-                                       JdbcConnectionOptions.JdbcConnectionOptionsBuilder()
-                                       .with_url("jdbc:h2:mem:").build())),
     ("RMQSink", lambda: RMQSink(RMQ, "q", SimpleStringSchema())),
 ]
 
