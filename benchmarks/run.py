@@ -3,7 +3,7 @@
     python -m benchmarks.run --n 1000000 --workloads W1,W2 --executor spark \
         --parallelism 2 --micro-batch-size 250000
 
-Timed: building the job, planning, every micro-batch and the driver-side sink.
+Timed: building the job, planning, every micro-batch and the sink (in the tasks).
 Not timed: Spark session start-up (created once before) and a small warm-up run of
 each workload (starts Spark's Python workers and imports the engine in them).
 """

@@ -2,6 +2,11 @@
 on the engine, with its pure-Python single-process baseline next to it. Both call the
 same user functions (lambdas and sink), so the ratio measures the engine's overhead."""
 import heapq
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
 
 from api.common import Configuration, Duration, Time, TimestampAssigner, Types, WatermarkStrategy
 from api.datastream import (AggregateFunction, KeyedProcessFunction, ProcessWindowFunction,
@@ -16,17 +21,36 @@ DISTINCT_WORDS = 10_000
 
 class CountSink(SinkFunction):
     """Counts the records it receives and keeps the last one per key (``key`` of a record,
-    or None to keep nothing). Runs in the driver, after each committed micro-batch."""
+    or None to keep nothing). In a job it runs in the tasks, one copy per subtask; each
+    copy writes its count and last records to ``directory`` when the input ends, and
+    ``gathered()`` adds them up in the driver afterwards."""
 
     def __init__(self, key=None):
         self.key = key
         self.count = 0
         self.last = {}
+        self.directory = tempfile.mkdtemp(prefix="benchmark-sink-")
 
     def invoke(self, value, context):
         self.count += 1
         if self.key is not None:
             self.last[self.key(value)] = value
+
+    def close(self):
+        with open(os.path.join(self.directory, uuid.uuid4().hex), "wb") as f:
+            pickle.dump((self.count, self.last), f)
+
+    def gathered(self) -> "CountSink":
+        """The subtasks' counts and last records together (the directory is removed)."""
+        total = CountSink(self.key)
+        for name in os.listdir(self.directory):
+            with open(os.path.join(self.directory, name), "rb") as f:
+                count, last = pickle.load(f)
+            total.count += count
+            total.last.update(last)
+        shutil.rmtree(self.directory)
+        shutil.rmtree(total.directory)
+        return total
 
 
 def _env(opts) -> StreamExecutionEnvironment:
@@ -54,7 +78,7 @@ def w1(opts, n: int) -> CountSink:
     sink = CountSink()
     _numbers(env, n).map(double).filter(not_multiple_of_3).add_sink(sink)
     env.execute("W1")
-    return sink
+    return sink.gathered()
 
 
 def w1_baseline(opts, n: int) -> CountSink:
@@ -77,7 +101,7 @@ def w2(opts, n: int) -> CountSink:
     sink = CountSink(key=word_of)
     _numbers(env, n).map(to_word).key_by(word_of).reduce(add_counts).add_sink(sink)
     env.execute("W2")
-    return sink
+    return sink.gathered()
 
 
 def w2_baseline(opts, n: int) -> CountSink:
@@ -138,7 +162,7 @@ def w4(opts, n: int) -> CountSink:
     (_numbers(env, n).map(to_event).assign_timestamps_and_watermarks(strategy)
      .key_by(event_key).process(CountUntilTimer()).add_sink(sink))
     env.execute("W4")
-    return sink
+    return sink.gathered()
 
 
 def _micro_batches(opts, n: int):
@@ -257,7 +281,7 @@ def w3(opts, n: int) -> CountSink:
     env, windowed = _windowed(opts, n, TumblingEventTimeWindows.of(Time.seconds(10)))
     windowed.aggregate(CountSum(), WithKeyAndStart()).add_sink(sink)
     env.execute("W3")
-    return sink
+    return sink.gathered()
 
 
 class _WindowContext:
@@ -307,7 +331,7 @@ def w5(opts, n: int) -> CountSink:
                                                                   Time.seconds(10)))
     windowed.reduce(add_values, SumWithKeyAndStart()).add_sink(sink)
     env.execute("W5")
-    return sink
+    return sink.gathered()
 
 
 def w5_baseline(opts, n: int) -> CountSink:
