@@ -39,6 +39,9 @@ class WriterContext(NamedTuple):
     parallelism: int
     batch_id: int
     staging_dir: str  # this sink's directory under the job's directory
+    processing_time: Optional[int] = None
+    """The batch's processing time (ms), the same in every task and attempt of the batch
+    (FileSink's date-time buckets); None: the writer reads the clock."""
 
 
 class CommitterContext(NamedTuple):
