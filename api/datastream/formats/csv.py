@@ -627,7 +627,11 @@ class _CsvWriterFactory(RowDataBulkWriterFactory):
         options = schema._options
         separators = [column.get('separator') for _, kind, column in schema._columns
                       if kind == 'ARRAY']
-        builder = CsvRowSerializationSchema.Builder(self._row_type) \
+        # The row schema writes the LIST columns' values as arrays.
+        types = [Types.OBJECT_ARRAY(element_type(t)) if kind_of(t) == 'List' else t
+                 for t in self._row_type.get_field_types()]
+        builder = CsvRowSerializationSchema.Builder(
+            Types.ROW_NAMED(self._row_type.get_field_names(), types)) \
             .set_field_delimiter(options['column_separator']) \
             .set_array_element_delimiter(next(iter(separators), None) or
                                          options['array_element_separator'] or ';') \
