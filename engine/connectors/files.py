@@ -12,11 +12,12 @@ names starting with ``.`` or ``_`` are hidden and skipped) and cuts them into sp
   the driver plans the byte range ``[position, position + budget)``: the lines starting
   in it are read. The budget is the batch's record budget times the file's average line
   length, estimated once from its first 64 KiB.
-- Every other file is one split read from its beginning as a stream: gzip files
-  (``.gz``, decompressed), CSV files (a quoted field may hold a line break) and text in
-  charsets such as UTF-16. ``read`` reads at most the batch's record budget and reports
-  the position after the last record: the (uncompressed) byte offset of the next record,
-  or for UTF-16/32 text the number of lines read.
+- Every other file is one split, read from its beginning: gzip files (``.gz``,
+  decompressed), CSV files (a quoted value may hold a line break) and text in charsets
+  such as UTF-16. ``read`` reads at most the batch's record budget and reports the
+  position after the last record: the (uncompressed) byte offset of the next record,
+  or, for UTF-16/32 text (decoded whole), the number of lines read. A worker keeps such
+  a file open between batches, so a gzip file is decompressed once, not once per batch.
 
 A split's position is None once it is read to the end. Lines end at ``\\n``, ``\\r`` or
 ``\\r\\n`` (Java's ``readLine``); a final line terminator does not start an empty line.
@@ -36,19 +37,17 @@ deletes those of later ones.
 import codecs
 import csv
 import gzip
-import io
-import logging
 import os
 import re
 import time
 import uuid
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import RecordReadError
 from ..sinks import Committer, Sink, SinkWriter, WriterContext
 from ..sources import Source, SplitRange
 
-logger = logging.getLogger(__name__)
 
 SPLIT_SIZE = 32 * 1024 * 1024
 SAMPLE_SIZE = 64 * 1024
@@ -131,15 +130,67 @@ def read_line_range(path: str, position: int, end: int) -> Tuple[List[bytes], in
 
 # --- formats ------------------------------------------------------------------------
 
-class StreamRead(NamedTuple):
-    """One batch of a non-splittable split: its records and the position after them
-    (None: the end of the file)."""
-    records: list
-    position: Any
+def open_file(path: str):
+    """A file's bytes, decompressed if it is a gzip file."""
+    return (gzip.open if path.endswith(".gz") else open)(path, "rb")
+
+
+class LineCursor:
+    """The lines of a whole-file split from a byte offset (uncompressed for gzip)."""
+
+    def __init__(self, path: str, position: int):
+        self.path = path
+        self.stream = open_file(path)
+        self.stream.seek(position)  # a gzip stream decompresses what it skips
+        self.offset = position  # where the next line starts
+        self._lines = raw_lines(self.stream)
+        self._next: Optional[bytes] = None
+
+    def peek(self) -> Optional[bytes]:
+        """The next line (with its terminator), None at the end of the file."""
+        if self._next is None:
+            self._next = next(self._lines, None)
+        return self._next
+
+    def take(self) -> bytes:
+        line = self.peek()
+        self._next = None
+        self.offset += len(line)
+        return line
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+# A worker keeps the cursors of the whole-file splits it reads open between batches, so
+# that the next batch of a split goes on where the last one stopped instead of reading
+# (for gzip: decompressing) the file again from its start. Only a cursor at the exact
+# position planned is used: correctness never depends on this cache.
+_CURSORS: "OrderedDict[str, LineCursor]" = OrderedDict()
+_MAX_CURSORS = 16
+
+
+def open_cursor(path: str, position: int) -> LineCursor:
+    cursor = _CURSORS.pop(path, None)
+    if cursor is not None and cursor.offset == position:
+        return cursor
+    if cursor is not None:
+        cursor.close()
+    return LineCursor(path, position)
+
+
+def keep_cursor(cursor: LineCursor) -> None:
+    _CURSORS[cursor.path] = cursor
+    while len(_CURSORS) > _MAX_CURSORS:
+        _CURSORS.popitem(last=False)[1].close()
 
 
 class FileFormat:
-    """How a FileSource turns a file's bytes into records."""
+    """How a FileSource turns a file's bytes into records. A file is read in byte ranges
+    (``splittable``), as lines from a byte offset (``read_lines``), or, for formats with
+    ``whole_file``, decoded whole (``read_whole``)."""
+
+    whole_file = False
 
     def splittable(self, path: str) -> bool:
         return False
@@ -148,9 +199,14 @@ class FileFormat:
         """The records of the lines starting in ``[position, end)``; splittable files only."""
         raise NotImplementedError
 
-    def read_stream(self, split: str, stream, position: int, max_records: int) -> StreamRead:
-        """At most ``max_records`` records of a whole-file split from ``position``;
-        ``stream`` is the file's (decompressed) bytes, positioned at its start."""
+    def read_lines(self, split: str, cursor: LineCursor, max_records: int) -> list:
+        """At most ``max_records`` records from the cursor's offset (a record's first
+        line); the cursor stops at the next record."""
+        raise NotImplementedError
+
+    def read_whole(self, split: str, path: str, position, max_records: int) -> Tuple[list, Any]:
+        """At most ``max_records`` records from ``position`` and the position after them
+        (None: the end of the file)."""
         raise NotImplementedError
 
 
@@ -166,35 +222,32 @@ class TextLineFormat(FileFormat):
 
     def __init__(self, codec: str, decode: Callable[[bytes], str]):
         self.decode = decode
-        self.byte_lines = _byte_lines(codec)
+        self.whole_file = not _byte_lines(codec)
 
     def splittable(self, path: str) -> bool:
-        return self.byte_lines and not path.endswith(".gz")
+        return not self.whole_file and not path.endswith(".gz")
 
     def read_range(self, split, path, position, end):
         lines, after = read_line_range(path, position, end)
         decode = self.decode
         return [decode(line) for line in lines], after
 
-    def read_stream(self, split, stream, position, max_records):
-        if not self.byte_lines:
-            # A whole decoded file; the position counts the lines read.
-            text = self.decode(stream.read())
-            lines = _TEXT_TERMINATOR.split(text)
-            if lines[-1] == "":
-                lines.pop()  # the final terminator ends the last line
-            records = lines[position:position + max_records]
-            after = position + len(records)
-            return StreamRead(records, None if after >= len(lines) else after)
-        stream.seek(position)  # a gzip stream decompresses what it skips
+    def read_lines(self, split, cursor, max_records):
         decode = self.decode
-        records, offset = [], position
-        for line in raw_lines(stream):
-            if len(records) == max_records:
-                return StreamRead(records, offset)
-            records.append(decode(strip_terminator(line)))
-            offset += len(line)
-        return StreamRead(records, None)
+        records = []
+        while len(records) < max_records and cursor.peek() is not None:
+            records.append(decode(strip_terminator(cursor.take())))
+        return records
+
+    def read_whole(self, split, path, position, max_records):
+        # Text in UTF-16 or UTF-32 is decoded whole; the position counts the lines read.
+        with open_file(path) as f:
+            lines = _TEXT_TERMINATOR.split(self.decode(f.read()))
+        if lines[-1] == "":
+            lines.pop()  # the final terminator ends the last line
+        records = lines[position:position + max_records]
+        after = position + len(records)
+        return records, None if after >= len(lines) else after
 
 
 class CsvFormat(FileFormat):
@@ -215,21 +268,20 @@ class CsvFormat(FileFormat):
         self.skipped_rows = skipped_rows
         self.allow_comments = allow_comments
 
-    def read_stream(self, split, stream, position, max_records):
-        stream.seek(position)
+    def read_lines(self, split, cursor, max_records):
         pending: List[bytes] = []  # the raw lines of the record being read
-        offset = position  # where that record starts
+        offset = cursor.offset  # where that record starts
 
         def texts():
-            for line in raw_lines(stream):
-                pending.append(line)
+            while cursor.peek() is not None:
+                pending.append(cursor.take())
                 try:
-                    yield line.decode(self.codec)
+                    yield pending[-1].decode(self.codec)
                 except UnicodeDecodeError as e:
                     raise RecordReadError(split, offset, b"".join(pending), e) from None
 
         reader = csv.reader(texts(), **self.dialect)
-        skip = self.skipped_rows if position == 0 else 0
+        skip = self.skipped_rows if offset == 0 else 0
         records, parse = [], self.parse
         while len(records) < max_records:
             try:
@@ -237,10 +289,10 @@ class CsvFormat(FileFormat):
             except csv.Error as e:
                 raise RecordReadError(split, offset, b"".join(pending), e) from None
             if fields is None:
-                return StreamRead(records, None)
+                break
             raw = b"".join(pending)
             pending.clear()
-            start, offset = offset, offset + len(raw)
+            start, offset = offset, cursor.offset
             if skip:
                 skip -= 1
             elif fields and not (self.allow_comments and fields[0].startswith("#")):
@@ -249,7 +301,7 @@ class CsvFormat(FileFormat):
                 except Exception as e:
                     raise RecordReadError(split, start, raw.decode(self.codec, "replace"),
                                           e) from None
-        return StreamRead(records, offset)
+        return records
 
 
 # --- the source ---------------------------------------------------------------------
@@ -326,10 +378,19 @@ class FileSource(Source):
         if split_end is not None:
             records, after = file_format.read_range(split, path, position, limit)
             return records, None if after >= split_end else after
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rb") as stream:
-            records, after = file_format.read_stream(split, stream, position, limit)
-        return records, after
+        if file_format.whole_file:
+            return file_format.read_whole(split, path, position, limit)
+        cursor = open_cursor(path, position)
+        try:
+            records = file_format.read_lines(split, cursor, limit)
+        except BaseException:
+            cursor.close()
+            raise
+        if cursor.peek() is None:
+            cursor.close()
+            return records, None
+        keep_cursor(cursor)
+        return records, cursor.offset
 
 
 # --- the sink -----------------------------------------------------------------------
