@@ -156,3 +156,39 @@ def test_a_restarted_job_neither_skips_nor_repeats_a_line(tmp_path, monkeypatch)
     assert 0 < len(committed) < len(expected)
     run()  # resumes from the positions of the last committed batch
     assert Counter(finished_lines(tmp_path / "out")) == Counter(expected)
+
+
+JOB = os.path.join(os.path.dirname(__file__), "file_crash_job.py")
+
+
+def test_a_file_job_killed_with_sigkill_resumes_exactly_once(tmp_path):
+    import random
+    import subprocess
+    import sys
+    expected = write_inputs(tmp_path / "in")
+    metadata = tmp_path / "checkpoints" / "file-crash-job" / "metadata"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(JOB))))
+
+    def start():
+        return subprocess.Popen([sys.executable, JOB, str(tmp_path / "in"),
+                                 str(tmp_path / "checkpoints"), str(tmp_path / "out")],
+                                cwd=root, env=dict(os.environ, PYTHONPATH=root),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def commits():
+        return [int(n) for n in os.listdir(metadata) if n.isdigit()] if metadata.exists() \
+            else []
+
+    rng = random.Random(7)
+    for batch_id in sorted(rng.sample(range(2, 25), 2)):
+        process = start()
+        while max(commits(), default=-1) < batch_id:
+            assert process.poll() is None, process.stderr.read().decode()
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.1))
+        process.kill()
+        process.wait()
+    process = start()
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr.decode()
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(expected)
