@@ -12,7 +12,7 @@ __all__ = ["ConnectorUnavailableError", "UnavailableConnector", "check_available
            "SINK_ALTERNATIVES", "SOURCE_ALTERNATIVES"]
 
 SOURCE_ALTERNATIVES = ("env.from_collection(...), or env.from_source(...) with a "
-                       "NumberSequenceSource or DataGeneratorSource")
+                       "NumberSequenceSource, DataGeneratorSource or FileSource")
 SINK_ALTERNATIVES = ("ds.sink_to(FileSink.for_row_format(...)), ds.print(), or "
                      "ds.add_sink(...) with a Python SinkFunction")
 

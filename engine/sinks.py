@@ -41,7 +41,9 @@ class WriterContext(NamedTuple):
     parallelism: int
     batch_id: int
     staging_dir: str  # this sink's directory under the job's directory
-    processing_time: int = 0  # the batch's processing time (e.g. a file bucket's time)
+    processing_time: int = 0
+    """The batch's processing time (ms), the same in every task and attempt of the batch
+    (e.g. FileSink's date-time buckets)."""
 
 
 class CommitterContext(NamedTuple):

@@ -20,7 +20,6 @@ Writing your own source: subclass ``Source``, implement ``splits``,
 repeatable: reading the same range again (a retried task, a replay after a crash)
 gives the same records, as reading a Kafka partition from an offset does.
 """
-from array import array
 from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 
@@ -254,43 +253,3 @@ class ScriptedSource(CountedSource):
     def time_of(self, position: int):
         """(watermark or None, processing time) once the first ``position`` steps ran."""
         return self._times[position - 1] if position else (None, 0)
-
-
-class TextFileSource(CountedSource):
-    """``read_text_file``: the lines of a text file, in contiguous runs of lines, one run
-    per subtask. The driver indexes where lines start (one pass over the file); a task
-    reads its range's bytes and decodes them. Lines end at ``\n``; a ``\r`` before it is
-    dropped; a final newline does not start an empty line."""
-
-    def __init__(self, path: str, charset: str = "UTF-8"):
-        super().__init__()
-        "".encode(charset)  # an unknown charset fails when the job is built
-        self.path = path
-        self.charset = charset
-        self._starts = array("q")  # byte offset of each line start, then the file size
-        self._bounds: List[Tuple[int, int]] = []
-
-    def sizes(self, parallelism: int) -> List[int]:
-        self._starts = array("q", [0])
-        with open(self.path, "rb") as f:
-            for line in f:
-                self._starts.append(self._starts[-1] + len(line))
-        lines = len(self._starts) - 1
-        self._bounds = [(lines * i // parallelism, lines * (i + 1) // parallelism)
-                        for i in range(parallelism)]
-        return [hi - lo for lo, hi in self._bounds]
-
-    def descriptor(self, split: int, offset: int, count: int):
-        first = self._bounds[split][0] + offset
-        return self.path, self.charset, self._starts[first], self._starts[first + count]
-
-    def records(self, descriptor):
-        """Task side: the lines between two line starts."""
-        path, charset, begin, end = descriptor
-        with open(path, "rb") as f:
-            f.seek(begin)
-            data = f.read(end - begin)
-        lines = data.decode(charset).split("\n")
-        if data.endswith(b"\n"):
-            lines.pop()  # the newline ends the last line; it does not start another
-        return [line[:-1] if line.endswith("\r") else line for line in lines]

@@ -152,17 +152,25 @@ class Encoder:
         return Encoder(charset_name)
 
 
-class BulkWriterFactory(JavaObjectWrapper, UnavailableConnector):
-    """Writes records into part files in bulk (a FileSink bulk format such as Parquet, ORC,
-    Avro or CSV). Bulk formats are not available yet in this engine: a FileSink built with
-    one fails when a job uses it."""
-
-    _instead = ("FileSink.for_row_format(...) with Encoder.simple_string_encoder(); " +
-                SINK_ALTERNATIVES)
+class BulkWriterFactory(JavaObjectWrapper):
+    """Writes records into part files in bulk (a FileSink bulk format such as Parquet or
+    CSV)."""
 
     def __init__(self, name: str, **settings):
         self._name = name
         self._settings = settings
+
+    def _part_format(self, type_info: TypeInformation):
+        """The engine's part file format for records of ``type_info``."""
+        raise NotImplementedError(f"{self._name} cannot write files")
+
+
+class UnavailableBulkFormat(UnavailableConnector):
+    """Marks the bulk writer factories of formats this engine cannot write yet (Avro,
+    ORC): a FileSink built with one fails when a job uses it."""
+
+    _instead = ("FileSink.for_bulk_format(...) with ParquetBulkWriters or CsvBulkWriters, "
+                "or " + SINK_ALTERNATIVES)
 
     def _connector_name(self) -> str:
         return f"The bulk format {self._name}"

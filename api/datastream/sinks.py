@@ -1,18 +1,15 @@
-"""The built-in sinks as engine ``Sink``s: print, collect, a user's SinkFunction and
-FileSink's row format.
+"""The built-in sinks as engine ``Sink``s: print, collect and a user's SinkFunction
+(FileSink's is in ``engine.connectors.files``).
 
 Print and collect format a batch's records in the tasks and write them in the driver
 once the batch is committed; a SinkFunction's ``invoke`` runs in the tasks, where the
-records are; FileSink writes part files in the tasks and the driver renames them once
-the batch is committed.
+records are.
 """
-import os
 import sys
 import time
 from collections import deque
 from typing import Callable, Optional
 
-from engine.operators.io import RowFileWriter, parse_in_progress_file
 from engine.errors import RecordWriteError
 from engine.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
 
@@ -142,78 +139,3 @@ class _InvokingWriter(SinkWriter):
                 invoke(value, context)
         except Exception as e:
             raise RecordWriteError(value, e) from None
-
-
-class RowFileSink(Sink):
-    """FileSink's row format: part files written in the tasks (``RowFileWriter``),
-    renamed by ``FileCommitter`` once the batch is committed."""
-
-    def __init__(self, base_path: str, part_prefix: str, part_suffix: str, part_size,
-                 bucket_id, to_line, charset: str):
-        self.base_path = base_path
-        self.part_prefix = part_prefix
-        self.part_suffix = part_suffix
-        self.settings = (part_size, bucket_id, to_line, charset)
-
-    def create_writer(self, context: WriterContext) -> SinkWriter:
-        return RowFileWriter(context, self.base_path, self.part_prefix, self.part_suffix,
-                             *self.settings)
-
-    def create_committer(self) -> Committer:
-        return FileCommitter(self.base_path, self.part_prefix, self.part_suffix)
-
-
-class FileCommitter(Committer):
-    """The committer of FileSink: renames a committed batch's in-progress part files to
-    their finished names. Renaming is idempotent: a part file already finished is left
-    alone, so committing a batch twice (e.g. during recovery) changes nothing."""
-
-    def __init__(self, base_path: str, part_prefix: str, part_suffix: str):
-        self.base_path = base_path
-        self.part_prefix = part_prefix
-        self.part_suffix = part_suffix
-
-    def commit(self, batch_id: int, subtask: int, committable: list) -> None:
-        for path in committable:
-            if not _finish(path, parse_in_progress_file(path)[0]):
-                raise FileNotFoundError(
-                    f"FileSink: the part file {path} written by subtask {subtask} is not "
-                    "visible to the driver; the sink's base path must be on a file system "
-                    "that the driver and every worker share")
-
-    def recover(self, committed_batch: int) -> None:
-        """Finishes this sink's in-progress part files of batches up to
-        ``committed_batch`` (committed, but the crash came before they were renamed)
-        and deletes those of later batches (never committed; they will be written
-        again)."""
-        if not os.path.isdir(self.base_path):
-            return
-        for directory, _, names in os.walk(self.base_path):
-            for name in names:
-                path = os.path.join(directory, name)
-                parsed = parse_in_progress_file(path)
-                if parsed is None or not self._is_own(os.path.basename(parsed[0])):
-                    continue
-                finished, batch_id = parsed
-                if batch_id <= committed_batch:
-                    _finish(path, finished)
-                else:
-                    os.remove(path)
-
-    def _is_own(self, finished_name: str) -> bool:
-        """Whether a part file name has this sink's prefix and suffix (others may write
-        to the same base path)."""
-        return (finished_name.startswith(self.part_prefix + "-")
-                and finished_name.endswith(self.part_suffix))
-
-
-def _finish(in_progress: str, finished: str) -> bool:
-    """Renames an in-progress part file to its finished name; False if neither exists."""
-    if os.path.exists(finished):  # committed before: keep it, drop a leftover copy
-        if os.path.exists(in_progress):
-            os.remove(in_progress)
-        return True
-    if os.path.exists(in_progress):
-        os.rename(in_progress, finished)
-        return True
-    return False

@@ -1,5 +1,6 @@
 """StreamExecutionEnvironment, as in ``pyflink.datastream``: the context a job is built
 and executed in. Jobs run on Spark (local mode by default) in micro-batches."""
+import codecs
 import concurrent.futures
 import os
 import threading
@@ -15,7 +16,7 @@ from engine.operators.io import SourceOperator
 from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
                                         PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
                                         CachedFile, PythonDependencies)
-from engine.sources import CollectionSource, TextFileSource
+from engine.sources import CollectionSource
 
 from api.common.configuration import Configuration
 from api.common.io import InputFormat
@@ -29,6 +30,7 @@ from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
 from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
+from .connectors.file_system import FileSource, StreamFormat
 from .data_stream import COLLECT_SINK, CloseableIterator, DataStream
 from .functions import SourceFunction
 from .slot_sharing_group import SlotSharingGroup
@@ -437,14 +439,14 @@ class StreamExecutionEnvironment:
         return self.from_source(input_format, None, "Custom Source", type_info)
 
     def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
-        """The lines of a text file (``file_path`` a local path or ``file://`` URI), split
-        over the parallel subtasks; a trailing ``\r`` is removed from each line. The
-        charset must write a newline as the byte ``\n`` (UTF-8, Latin-1, ASCII, ...)."""
-        source = TextFileSource(local_path(file_path), charset_name)
-        t = Transformation("source", "Source: Custom File Source", [],
-                           partial(SourceOperator, source.for_tasks()), output_type=Types.STRING(),
-                           pact="Data Source", source=source)
-        return DataStream(self, t)
+        """The lines of a text file, or of the files under a directory (``file_path`` a local
+        path or ``file://`` URI), read as ``FileSource`` with ``text_line_format`` reads
+        them: large files are split over the parallel subtasks, a line ends at ``\\n``,
+        ``\\r\\n`` or ``\\r``, and a final newline does not start an empty line."""
+        codecs.lookup(charset_name)  # an unknown charset is a LookupError, as in Python
+        source = FileSource.for_record_stream_format(
+            StreamFormat.text_line_format(charset_name), file_path).build()
+        return self.from_source(source, None, "Custom File Source")
 
     def enable_changelog_state_backend(self, enabled: bool) -> "StreamExecutionEnvironment":
         """Recorded only: every micro-batch already writes its state changes as a changelog."""

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import time
 from decimal import Decimal
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 from urllib.parse import parse_qsl
 
 from ..errors import OperatorError, truncated_repr

@@ -11,16 +11,17 @@ import os
 import uuid
 import warnings
 from datetime import datetime
-from functools import partial
 from typing import Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from engine.connectors import files
 
 from api.common.serialization import BulkWriterFactory, Encoder, _Charset
+from api.common.typeinfo import TypeInformation, Types
 from api.common.time import Duration
 from api.common.utils import JavaObjectWrapper
-from api.datastream.sinks import RowFileSink, string_formatter
-from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector, check_available
+from api.datastream.sinks import string_formatter
+from api.unavailable import UnavailableConnector, check_available
 
 from .base import (LegacyConnectorFunction, Sink, Source, StreamTransformer,
                    SupportsPreprocessing)
@@ -239,8 +240,9 @@ class FileSink(Sink, SupportsPreprocessing):
                    .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=1 << 20))
                    .build())
 
-    Bulk formats (``for_bulk_format`` with Parquet, ORC, Avro or CSV writers) are not
-    available yet: such a sink can be built, and a job using it fails when it is built.
+    ``for_bulk_format`` writes a subtask's records of each batch into one file with a bulk
+    writer factory: ``ParquetBulkWriters.for_row_type(...)`` or
+    ``CsvBulkWriters.for_schema(...)`` (Avro and ORC writers are not available yet).
     """
 
     def __init__(self, base_path: str, file_format: Union[Encoder, BulkWriterFactory],
@@ -265,17 +267,26 @@ class FileSink(Sink, SupportsPreprocessing):
     @staticmethod
     def for_bulk_format(base_path: str, writer_factory: BulkWriterFactory
                         ) -> "FileSink.BulkFormatBuilder":
-        """Starts a FileSink writing records in bulk with ``writer_factory`` (not available
-        yet in this engine)."""
+        """Starts a FileSink writing records in bulk with ``writer_factory``; part files
+        roll at the end of every micro-batch."""
         return FileSink.BulkFormatBuilder(base_path, writer_factory)
 
-    def engine_sink(self, stream_type):
-        """The engine sink writing a stream of ``stream_type`` (``DataStream.sink_to``)."""
-        check_available(self._format)  # bulk formats are not available yet
-        return RowFileSink(self._base_path, self._output_file_config.get_part_prefix(),
-                           self._output_file_config.get_part_suffix(),
-                           self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
-                           string_formatter(stream_type), self._format._charset_name)
+    def engine_sink(self, type_info: TypeInformation) -> files.FileSink:
+        """The engine sink writing a stream of ``type_info`` (used by ``sink_to``)."""
+        check_available(self._format)
+        if isinstance(self._format, Encoder):
+            to_line, charset = string_formatter(type_info), self._format._charset_name
+            # Java's String.getBytes writes '?' for characters the charset lacks.
+            part_format = files.EncodedFormat(
+                lambda value: to_line(value).encode(charset, "replace") + b"\n")
+        else:
+            part_format = self._format._part_format(type_info)
+        # The token keeps part file names of several sinks sharing a base path apart.
+        return files.FileSink(self._base_path, part_format,
+                              self._output_file_config.get_part_prefix(),
+                              self._output_file_config.get_part_suffix(),
+                              self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
+                              uuid.uuid4().hex)
 
     class BaseBuilder(object):
         """The settings both FileSink builders share; defaults: an hourly
@@ -420,17 +431,43 @@ class StreamFormat(object):
 
     @staticmethod
     def text_line_format(charset_name: str = "UTF-8") -> 'StreamFormat':
-        """Reads each line of a text file as a string record."""
-        _Charset(charset_name, 'StreamFormat.text_line_format')
-        return StreamFormat('StreamFormat.text_line_format', charset_name=charset_name)
+        """Reads each line of a text file as a string record (lines end at ``\\n``,
+        ``\\r`` or ``\\r\\n``; undecodable bytes become U+FFFD)."""
+        return _TextLineFormat(_Charset(charset_name, 'StreamFormat.text_line_format'))
+
+    def _produced_type(self) -> TypeInformation:
+        """The type of the records read."""
+        raise NotImplementedError
+
+    def _engine_format(self) -> files.FileFormat:
+        """How the engine reads files in this format."""
+        raise NotImplementedError
 
 
-class BulkFormat(object):
-    """How FileSource reads records in batches from files (e.g. Parquet columns)."""
+class _TextLineFormat(StreamFormat):
+    def __init__(self, charset: _Charset):
+        super().__init__('StreamFormat.text_line_format', charset_name=charset.name)
+        self._charset = charset
+
+    def _produced_type(self) -> TypeInformation:
+        return Types.STRING()
+
+    def _engine_format(self) -> files.TextLineFormat:
+        return files.TextLineFormat(self._charset.codec, self._charset.decode)
+
+
+class BulkFormat(UnavailableConnector):
+    """How FileSource reads records in batches from files (e.g. Parquet columns); no bulk
+    format can be read yet in this engine."""
+
+    _instead = "FileSource.for_record_stream_format(...) with a StreamFormat"
 
     def __init__(self, name: str, **settings):
         self._name = name
         self._settings = settings
+
+    def _connector_name(self) -> str:
+        return f"The bulk format {self._name}"
 
 
 class FileEnumeratorProvider(object):
@@ -462,12 +499,19 @@ class FileSplitAssignerProvider(object):
         return FileSplitAssignerProvider('locality_aware')
 
 
-class FileSource(Source, UnavailableConnector):
-    """A source reading files under the given paths with a stream or bulk format, once
-    (bounded) or continuously (``monitor_continuously``). Not available yet in this
-    engine: it can be built, and a job using it fails when it is built."""
+class FileSource(Source):
+    """A source reading the files under the given paths (directories recursively, hidden
+    files skipped) with a stream format, once (bounded, the default) or continuously
+    (``monitor_continuously``)::
 
-    _instead = SOURCE_ALTERNATIVES
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), "/data/in") \\
+            .monitor_continuously(Duration.of_seconds(10)).build()
+
+    Large plain text files are split so that parallel readers share them; every split's
+    read position is part of each batch's commit record, so a restarted job neither skips
+    nor repeats a record. Continuous monitoring reads each new file once: a file must be
+    complete when it appears in the paths (move it in once written).
+    """
 
     def __init__(self, file_format: Union[StreamFormat, BulkFormat], paths: tuple,
                  discovery_interval: Optional[Duration],
@@ -478,6 +522,21 @@ class FileSource(Source, UnavailableConnector):
         self._discovery_interval = discovery_interval
         self._file_enumerator = file_enumerator
         self._split_assigner = split_assigner
+
+    def get_produced_type(self) -> TypeInformation:
+        check_available(self._format)
+        return self._format._produced_type()
+
+    def engine_source(self) -> files.FileSource:
+        check_available(self._format)
+        interval = self._discovery_interval
+        split_size = files.SPLIT_SIZE
+        if self._file_enumerator is not None and self._file_enumerator._kind == 'non_splittable':
+            split_size = None
+        return files.FileSource([_local_path(path, "FileSource") for path in self._paths],
+                                self._format._engine_format(),
+                                None if interval is None else interval.to_milliseconds(),
+                                split_size)
 
     @staticmethod
     def for_record_stream_format(stream_format: StreamFormat, *paths: str
@@ -542,15 +601,15 @@ def _check_type(value, expected: type, method: str, owner: str = "FileSink") -> 
         raise TypeError(f"{owner}.{method}: expected a {expected.__name__}, got {value!r}")
 
 
-def _local_path(base_path: str) -> str:
+def _local_path(path: str, owner: str = "FileSink") -> str:
     """An absolute local path (workers may run in another directory); ``file://`` URIs
     are accepted, other file systems are not supported."""
-    if base_path.startswith("file://"):
-        base_path = base_path[len("file://"):]
-    elif "://" in base_path:
-        raise ValueError(f"FileSink: only local or mounted file systems are supported, got "
-                         f"{base_path!r}")
-    return os.path.abspath(base_path)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    elif "://" in path:
+        raise ValueError(f"{owner}: only local or mounted file systems are supported, got "
+                         f"{path!r}")
+    return os.path.abspath(path)
 
 
 # Java DateTimeFormatter pattern letters supported in bucket formats, with the largest

@@ -7,7 +7,7 @@ import json
 from typing import Optional
 
 from api.common.serialization import (BulkWriterFactory, DeserializationSchema,
-                                      SerializationSchema)
+                                      SerializationSchema, UnavailableBulkFormat)
 from api.common.typeinfo import TypeInformation
 from api.common.utils import JavaObjectWrapper
 from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector
@@ -73,13 +73,17 @@ class AvroInputFormat(JavaObjectWrapper, UnavailableConnector):
         return self._type_info
 
 
+class _AvroWriterFactory(BulkWriterFactory, UnavailableBulkFormat):
+    """A bulk writer factory of Avro files (not available yet)."""
+
+
 class AvroBulkWriters(object):
     """Bulk writers of Avro files for FileSink."""
 
     @staticmethod
     def for_generic_record(schema: 'AvroSchema') -> BulkWriterFactory:
         """Writes generic records of ``schema``."""
-        return BulkWriterFactory('AvroBulkWriters.for_generic_record', schema=schema)
+        return _AvroWriterFactory('AvroBulkWriters.for_generic_record', schema=schema)
 
 
 def _checked_schema_arguments(record_class: Optional[str], avro_schema_string: Optional[str]):

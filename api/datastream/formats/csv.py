@@ -11,8 +11,11 @@ character that sorts before or at the field delimiter, the quote character or a 
 delimiter character (this includes spaces, and digits for some delimiters, as in Flink), or
 the escape character (a backslash when none is set).
 
-The file formats (:class:`CsvReaderFormat`, :class:`CsvBulkWriters`) are not available yet
-in this engine: they can be configured, and a job using them fails when it is built.
+The file formats read and write the columns of a :class:`CsvSchema`:
+:class:`CsvReaderFormat` reads a CSV file into Rows for FileSource (a number column is a
+``Types.LONG()`` unless ``number_type`` gives another type, an array column a
+``Types.LIST`` of its ``element_type``; this engine has no Table API ``DataTypes``), and
+:class:`CsvBulkWriters` writes Rows into CSV part files with FileSink.
 """
 import base64
 import binascii
@@ -21,6 +24,8 @@ import datetime
 import io
 import re
 from typing import Callable, List, Optional
+
+from engine.connectors.files import CsvFormat, EncodedFormat
 
 from api.common.serialization import (BulkWriterFactory, DeserializationSchema,
                                       RowDataBulkWriterFactory, SerializationSchema)
@@ -408,6 +413,14 @@ class CsvSchema(object):
         """The number of columns."""
         return len(self._columns)
 
+    def _row_type(self) -> RowTypeInfo:
+        """The Rows this schema reads and writes: one field per column."""
+        kinds = {'STRING': lambda _: Types.STRING(), 'BOOLEAN': lambda _: Types.BOOLEAN(),
+                 'NUMBER': lambda column: column['number_type'] or Types.LONG(),
+                 'ARRAY': lambda column: Types.LIST(column['element_type'] or Types.STRING())}
+        return Types.ROW_NAMED([name for name, _, _ in self._columns],
+                               [kinds[kind](column) for _, kind, column in self._columns])
+
     def __len__(self):
         return self.size()
 
@@ -545,12 +558,54 @@ class CsvSchemaBuilder(object):
 
 
 class CsvReaderFormat(StreamFormat):
-    """Reads CSV files with a :class:`CsvSchema` in a FileSource (not available yet in this
-    engine, like FileSource)."""
+    """Reads CSV files with a :class:`CsvSchema` in a FileSource: one Row per CSV record
+    (a quoted value may span lines), typed ``Types.ROW_NAMED`` with the schema's column
+    names. A missing trailing value is null; a record with more values than columns, or a
+    value that is not of its column's type, fails the job naming the file and offset."""
 
     @staticmethod
     def for_schema(schema: 'CsvSchema') -> 'CsvReaderFormat':
         return CsvReaderFormat('CsvReaderFormat.for_schema', schema=schema)
+
+    def _produced_type(self) -> RowTypeInfo:
+        return self._settings['schema']._row_type()
+
+    def _engine_format(self) -> CsvFormat:
+        schema = self._settings['schema']
+        options = schema._options
+        row_type = schema._row_type()
+        null_value = options['null_value']
+        readers = []
+        for (name, kind, column), t in zip(schema._columns, row_type.get_field_types()):
+            if kind == 'ARRAY':
+                separator = column.get('separator', options['array_element_separator'])
+                read = _array_reader(_scalar_reader(element_type(t)), separator)
+            else:
+                read = _scalar_reader(t)
+            readers.append((name, read))
+        convert = row_type.convert
+
+        def parse(texts: List[str]):
+            if len(texts) > len(readers):
+                raise ValueError(f"Too many entries: expected at most {len(readers)}, got "
+                                 f"{len(texts)}")
+            values = []
+            for (name, read), text in zip(readers, texts):
+                try:
+                    values.append(None if text == null_value else read(text))
+                except Exception as e:
+                    raise ValueError(f"Fail to deserialize at field: {name}. {e}") from None
+            return convert(values + [None] * (len(readers) - len(texts)))
+        skipped_rows = int(bool(options['use_header'])) + \
+            int(bool(options['skip_first_data_row']))
+        return CsvFormat(parse, 'utf-8', options['column_separator'], options['quote_char'],
+                         options['escape_char'], skipped_rows, bool(options['allow_comments']))
+
+
+def _array_reader(read_element: Callable, separator: Optional[str]) -> Callable:
+    if separator is None:
+        return lambda text: [read_element(text)]
+    return lambda text: [read_element(e) for e in text.split(separator)] if text else []
 
 
 class CsvBulkWriters(object):
@@ -558,7 +613,39 @@ class CsvBulkWriters(object):
 
     @staticmethod
     def for_schema(schema: 'CsvSchema') -> BulkWriterFactory:
-        """A bulk writer factory writing rows with ``schema`` (a bulk format: not available
-        yet in this engine)."""
-        return RowDataBulkWriterFactory('CsvBulkWriters.for_schema', schema._columns,
-                                        schema=schema)
+        """Writes Rows with the columns and the dialect of ``schema`` (a header line
+        starts each part file when the schema ``set_use_header``)."""
+        return _CsvWriterFactory('CsvBulkWriters.for_schema', schema._row_type(),
+                                 schema=schema)
+
+
+class _CsvWriterFactory(RowDataBulkWriterFactory):
+    """Writes each batch's rows of a subtask into one CSV part file."""
+
+    def _part_format(self, type_info: TypeInformation) -> EncodedFormat:
+        schema = self._settings['schema']
+        options = schema._options
+        separators = [column.get('separator') for _, kind, column in schema._columns
+                      if kind == 'ARRAY']
+        # The row schema writes the LIST columns' values as arrays.
+        types = [Types.OBJECT_ARRAY(element_type(t)) if kind_of(t) == 'List' else t
+                 for t in self._row_type.get_field_types()]
+        builder = CsvRowSerializationSchema.Builder(
+            Types.ROW_NAMED(self._row_type.get_field_names(), types)) \
+            .set_field_delimiter(options['column_separator']) \
+            .set_array_element_delimiter(next(iter(separators), None) or
+                                         options['array_element_separator'] or ';') \
+            .set_line_delimiter(options['line_separator']) \
+            .set_null_literal(options['null_value'] or '')
+        if options['quote_char'] is None:
+            builder.disable_quote_character()
+        else:
+            builder.set_quote_character(options['quote_char'])
+        if options['escape_char'] is not None:
+            builder.set_escape_character(options['escape_char'])
+        serializer = builder.build()
+        header = b''
+        if options['use_header']:
+            header = (options['column_separator'].join(self._row_type.get_field_names()) +
+                      options['line_separator']).encode('utf-8')
+        return EncodedFormat(serializer._serialize, header)

@@ -6,9 +6,14 @@ fails when it is built.
 from typing import Optional
 
 from api.common.configuration import Configuration
-from api.common.serialization import BulkWriterFactory, RowDataBulkWriterFactory
+from api.common.serialization import (BulkWriterFactory, RowDataBulkWriterFactory,
+                                      UnavailableBulkFormat)
 
 __all__ = ['OrcBulkWriters']
+
+
+class _OrcWriterFactory(RowDataBulkWriterFactory, UnavailableBulkFormat):
+    """A bulk writer factory of ORC files (not available yet)."""
 
 
 class OrcBulkWriters(object):
@@ -18,6 +23,6 @@ class OrcBulkWriters(object):
     def for_row_type(row_type, writer_properties: Optional[Configuration] = None,
                      hadoop_config: Optional[Configuration] = None) -> BulkWriterFactory:
         """Writes rows of ``row_type``, with ORC ``writer_properties``."""
-        return RowDataBulkWriterFactory('OrcBulkWriters.for_row_type', row_type,
+        return _OrcWriterFactory('OrcBulkWriters.for_row_type', row_type,
                                         writer_properties=writer_properties or Configuration(),
                                         hadoop_config=hadoop_config or Configuration())

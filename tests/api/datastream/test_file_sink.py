@@ -14,9 +14,9 @@ from api.datastream import RuntimeExecutionMode
 from api.datastream.connectors import NumberSequenceSource
 from api.datastream.connectors.file_system import (BucketAssigner, Encoder, FileSink,
                                                    OutputFileConfig, RollingPolicy)
-from api.datastream.sinks import FileCommitter
 from engine.errors import JobExecutionException
-from engine.operators.io import RowFileWriter, in_progress_file
+from engine.connectors.files import EncodedFormat, FileCommitter, FileSink as EngineFileSink, \
+    in_progress_file
 from engine.sinks import WriterContext
 from tests.conftest import make_env
 
@@ -210,7 +210,9 @@ def test_publish_fails_clearly_when_the_driver_cannot_see_a_part_file(tmp_path):
 def run_writer(base, records, run_id="run", batch_id=3, subtask=1) -> list:
     """One subtask of a FileSink writer for one batch; returns its in-progress files."""
     context = WriterContext("job", run_id, "sink", subtask, 2, batch_id, "", 0)
-    writer = RowFileWriter(context, str(base), "part", "", None, lambda time: "", str, "UTF-8")
+    sink = EngineFileSink(str(base), EncodedFormat(lambda v: v.encode() + b"\n"), "part", "",
+                          None, lambda time: "", "sink")
+    writer = sink.create_writer(context)
     writer.write(records)
     return writer.prepare_commit()
 

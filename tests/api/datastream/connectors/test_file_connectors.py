@@ -1,6 +1,6 @@
-"""The file connectors beyond FileSink's row format: FileSource, bulk formats, compaction and
-the legacy StreamingFileSink. Their builders record their settings; using one that this
-engine cannot run yet fails when the job is built."""
+"""The file connectors' builders: FileSource, bulk formats, compaction and the legacy
+StreamingFileSink. They record their settings; using one that this engine cannot run yet
+(bulk reading formats, StreamingFileSink) fails when the job is built."""
 import warnings
 
 import pytest
@@ -10,7 +10,8 @@ from api.datastream.connectors.file_system import (
     BulkFormat, FileCompactor, FileCompactStrategy, FileEnumeratorProvider, FileSink,
     FileSource, FileSplitAssignerProvider, OnCheckpointRollingPolicy, RollingPolicy,
     StreamFormat, StreamingFileSink)
-from api.datastream.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
+from api.datastream.formats.csv import CsvBulkWriters, CsvSchema
+from api.datastream.formats.parquet import ParquetColumnarRowInputFormat
 from api.unavailable import ConnectorUnavailableError
 from tests.conftest import make_env
 
@@ -44,17 +45,17 @@ def test_file_source_builder_validates():
         StreamFormat.text_line_format("nope")
 
 
-def test_using_a_file_source_fails_at_build_time_naming_it():
+def test_a_file_source_with_a_bulk_format_fails_at_build_time_naming_it():
     env = make_env("local")
-    source = FileSource.for_record_stream_format(CsvReaderFormat.for_schema(
-        CsvSchema.builder().add_string_column("a").build()), "/data").build()
+    source = FileSource.for_bulk_file_format(
+        ParquetColumnarRowInputFormat(Types.ROW_NAMED(["a"], [Types.INT()])), "/data").build()
     with pytest.raises(ConnectorUnavailableError,
-                       match="FileSource is not available yet in this engine.*"
-                             "Use instead: env.from_collection"):
+                       match="ParquetColumnarRowInputFormat is not available yet in this "
+                             "engine.*Use instead: env.from_collection"):
         env.from_source(source, WatermarkStrategy.no_watermarks(), "files")
 
 
-def test_a_bulk_format_file_sink_builds_and_fails_when_used(tmp_path):
+def test_a_bulk_format_file_sink_rolls_on_checkpoints_only(tmp_path):
     schema = CsvSchema.builder().add_number_column("n").build()
     builder = FileSink.for_bulk_format(str(tmp_path), CsvBulkWriters.for_schema(schema))
     with pytest.raises(ValueError, match="must be OnCheckpointRollingPolicy"):
@@ -62,11 +63,7 @@ def test_a_bulk_format_file_sink_builds_and_fails_when_used(tmp_path):
     sink = builder.with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy()).build()
     assert isinstance(sink._rolling_policy, OnCheckpointRollingPolicy)
     assert sink.get_transformer() is None
-    ds = make_env("local").from_collection([1, 2], Types.INT())
-    with pytest.raises(ConnectorUnavailableError,
-                       match="bulk format CsvBulkWriters.for_schema is not available yet.*"
-                             "for_row_format"):
-        ds.sink_to(sink)
+    assert sink.engine_sink(Types.ROW_NAMED(["n"], [Types.LONG()])).part_size is None
     with pytest.raises(TypeError, match="must be a BulkWriterFactory"):
         FileSink.for_bulk_format(str(tmp_path), Encoder.simple_string_encoder())
 

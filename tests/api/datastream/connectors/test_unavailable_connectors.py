@@ -20,7 +20,7 @@ from api.datastream.connectors.pulsar import PulsarSink, PulsarSource
 from api.datastream.connectors.rabbitmq import RMQConnectionConfig, RMQSink, RMQSource
 from api.datastream.formats.avro import AvroBulkWriters, AvroSchema
 from api.datastream.formats.orc import OrcBulkWriters
-from api.datastream.formats.parquet import AvroParquetWriters, ParquetBulkWriters
+from api.datastream.formats.parquet import AvroParquetWriters
 from api.unavailable import ConnectorUnavailableError
 from tests.conftest import make_env
 
@@ -67,7 +67,6 @@ BULK_WRITERS = [
     ("AvroBulkWriters.for_generic_record", lambda: AvroBulkWriters.for_generic_record(AVRO)),
     ("AvroParquetWriters.for_generic_record",
      lambda: AvroParquetWriters.for_generic_record(AVRO)),
-    ("ParquetBulkWriters.for_row_type", lambda: ParquetBulkWriters.for_row_type("row type")),
     ("OrcBulkWriters.for_row_type", lambda: OrcBulkWriters.for_row_type("row type")),
 ]
 

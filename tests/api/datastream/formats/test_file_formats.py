@@ -2,7 +2,7 @@
 the ones this engine cannot run yet are refused when a job uses them."""
 import pytest
 
-from api.common import Configuration
+from api.common import Configuration, Types
 from api.datastream.formats.avro import (AvroInputFormat, AvroRowDeserializationSchema,
                                          AvroRowSerializationSchema, AvroSchema,
                                          GenericRecordAvroTypeInfo)
@@ -37,7 +37,7 @@ def test_avro_row_schemas_need_a_record_class_or_a_schema_and_are_unavailable():
         check_available(schema)
 
 
-def test_parquet_readers_and_writers_are_configured_and_unavailable():
+def test_parquet_readers_are_configured_and_unavailable():
     reader = AvroParquetReaders.for_generic_record(AvroSchema.parse_string(SCHEMA_TEXT))
     with pytest.raises(ConnectorUnavailableError,
                        match="The Parquet format AvroParquetReaders.for_generic_record"):
@@ -45,8 +45,10 @@ def test_parquet_readers_and_writers_are_configured_and_unavailable():
     columnar = ParquetColumnarRowInputFormat("row type", batch_size=100)
     assert columnar._settings["batch_size"] == 100
     assert isinstance(columnar._settings["hadoop_config"], Configuration)
-    writer = ParquetBulkWriters.for_row_type("row type", utc_timestamp=True)
-    assert (writer.get_row_type(), writer._settings["utc_timestamp"]) == ("row type", True)
+    row_type = Types.ROW_NAMED(["a"], [Types.INT()])
+    writer = ParquetBulkWriters.for_row_type(row_type, utc_timestamp=True)
+    assert (writer.get_row_type(), writer._settings["utc_timestamp"]) == (row_type, True)
+    check_available(writer)  # the Parquet writers run
 
 
 def test_csv_schema_builder():
@@ -67,3 +69,6 @@ def test_csv_schema_builder():
         CsvSchema.builder().set_quote_char("")
     assert CsvReaderFormat.for_schema(schema)._settings == {"schema": schema}
     assert CsvBulkWriters.for_schema(schema)._settings == {"schema": schema}
+    # The schema's rows: numbers are LONG unless typed, arrays LIST of STRING by default.
+    assert CsvBulkWriters.for_schema(copied).get_row_type() == Types.ROW_NAMED(
+        ["a", "b", "c"], [Types.STRING(), Types.LONG(), Types.LIST(Types.STRING())])
