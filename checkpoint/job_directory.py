@@ -106,6 +106,7 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
         raise FileExistsError(f"checkpoint target {target} exists already")
     building = temporary_path(target)
     try:
+        os.makedirs(building)  # (a job without keyed state links no files into it)
         _link_files(store, _needed_files(store, record), building)
         write_checked(os.path.join(building, METADATA_FILE), record)
         os.rename(building, target)

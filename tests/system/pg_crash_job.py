@@ -2,7 +2,7 @@
 
     python pg_crash_job.py INPUT CHECKPOINTS URL USER PASSWORD
 
-Reads ``key,value`` lines from the text files under INPUT in micro-batches of 30 lines
+Reads ``key,value`` lines from the text files under INPUT in micro-batches of 10 lines
 per split, counts the records of each key in keyed state, and writes one row
 ``(key, n, value)`` per record (n: the key's n-th record) to the table ``counts`` with
 a JdbcSink, exactly once."""
@@ -38,7 +38,7 @@ def parse(line):
 def main(source_dir, checkpoints, url, user, password):
     config = Configuration()
     config.set_string("execution.executor", "local")
-    config.set_string("execution.micro-batch.size", "30")
+    config.set_string("execution.micro-batch.size", "10")
     config.set_string("state.checkpoints.dir", checkpoints)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)

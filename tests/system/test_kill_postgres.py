@@ -19,7 +19,7 @@ def write_inputs(directory, seed=11):
     os.makedirs(directory)
     lines = []
     for f in range(3):
-        part = [f"k{rng.randrange(12)},{rng.randrange(1000)}" for _ in range(150)]
+        part = [f"k{rng.randrange(12)},{rng.randrange(1000)}" for _ in range(300)]
         with open(os.path.join(directory, f"part-{f}.csv"), "w") as out:
             out.write("\n".join(part) + "\n")
         lines += part
@@ -43,12 +43,13 @@ def test_a_killed_file_to_postgres_job_writes_every_row_once(tmp_path, postgres_
             if metadata.exists() else -1
 
     rng = random.Random(5)
-    for batch_id in sorted(rng.sample(range(1, 5), 2)):  # the job runs 6 batches
+    for batch_id in sorted(rng.sample(range(1, 8), 2)):  # the job runs ~30 batches
         process = start()
         while committed() < batch_id:
             assert process.poll() is None, process.stderr.read().decode()
             time.sleep(0.005)
         time.sleep(rng.uniform(0, 0.2))
+        assert process.poll() is None, "the job ended before it was killed"
         process.kill()
         process.wait()
     process = start()
