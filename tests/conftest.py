@@ -41,3 +41,6 @@ def executor(request):
 def env_factory(executor):
     """Builds environments on the parametrized executor: env_factory(parallelism=2)."""
     return lambda **kwargs: make_env(executor, **kwargs)
+
+
+from tests.kafka_broker import kafka_broker  # noqa: E402,F401  (a session-scoped fixture)
