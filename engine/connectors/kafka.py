@@ -498,18 +498,34 @@ class KafkaTransactionalCommitter(StagedCommitter):
         except _kafka().KafkaException as e:
             raise self.config.down(what, "max.block.ms", DEFAULT_MAX_BLOCK_MS, e) from None
 
-    def _end_offsets(self, producer, topics) -> List[list]:
+    def _end_offsets(self, producer, topics, stable: bool = False) -> List[list]:
+        """``[topic, partition, end offset]`` of every partition of ``topics``. ``stable``:
+        once no transaction is open before the current end, so that a ``read_committed``
+        scan up to it sees every record written so far."""
         timeout = self.config.timeout_s("max.block.ms", DEFAULT_MAX_BLOCK_MS)
-        reader = _cached("Consumer", _reader_settings(self.config))
         kafka = _kafka()
+        reader = _cached("Consumer", _reader_settings(self.config))
+        latest = _cached("Consumer", dict(_reader_settings(self.config),
+                                          **{"isolation.level": "read_uncommitted"}))
         ends = []
         for topic in sorted(topics):
             try:
                 metadata = producer.list_topics(topic, timeout=timeout).topics[topic]
                 for partition in sorted(metadata.partitions):
-                    ends.append([topic, partition, reader.get_watermark_offsets(
-                        kafka.TopicPartition(topic, partition), timeout=timeout,
-                        cached=False)[1]])
+                    tp = kafka.TopicPartition(topic, partition)
+                    end = reader.get_watermark_offsets(tp, timeout=timeout, cached=False)[1]
+                    if stable:
+                        written = latest.get_watermark_offsets(tp, timeout=timeout,
+                                                               cached=False)[1]
+                        deadline = time.monotonic() + timeout
+                        while end < written:  # another subtask's transaction is open
+                            if time.monotonic() > deadline:
+                                raise kafka.KafkaException(
+                                    f"a transaction stays open in {topic}:{partition}")
+                            time.sleep(0.05)
+                            end = reader.get_watermark_offsets(tp, timeout=timeout,
+                                                               cached=False)[1]
+                    ends.append([topic, partition, end])
             except kafka.KafkaException as e:
                 raise self.config.down(f"the offsets of topic {topic}", "max.block.ms",
                                        DEFAULT_MAX_BLOCK_MS, e) from None
@@ -522,7 +538,7 @@ class KafkaTransactionalCommitter(StagedCommitter):
         wanted = [self.context.job_name, self.context.sink_id, str(subtask), str(batch_id)]
         found = set()
         topics = {t for t, _ in starts}
-        for topic, partition, end in self._end_offsets(producer, topics):
+        for topic, partition, end in self._end_offsets(producer, topics, stable=True):
             for message in consume(self.config, topic, partition,
                                    starts.get((topic, partition), 0), end):
                 headers = dict((k, v.decode()) for k, v in message.headers() or ()
@@ -585,8 +601,6 @@ class KafkaTransactionalCommitter(StagedCommitter):
 class KafkaSink(Sink):
     """Writes records to Kafka; ``to_record(value)`` gives ``(topic, key bytes or None,
     value bytes)``; ``guarantee`` is "none", "at_least_once" or "exactly_once"."""
-
-    name = "Kafka Sink"
 
     def __init__(self, properties: Dict[str, str], to_record: Callable, guarantee: str,
                  transactional_id_prefix: str = "kafka-sink"):
