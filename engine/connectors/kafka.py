@@ -143,11 +143,15 @@ def _forget(client) -> None:
 
 
 def _reader_settings(config: KafkaConfig) -> Dict[str, Any]:
+    get = config.properties.get
     return config.client_settings(**{
-        "group.id": config.properties.get("group.id", "spark-datastream-reader"),
+        "group.id": get("group.id", "spark-datastream-reader"),
         "enable.auto.commit": False,
         "enable.partition.eof": True,
-        "isolation.level": config.properties.get("isolation.level", "read_committed")})
+        "isolation.level": get("isolation.level", "read_committed"),
+        # A read ends at a planned offset, and the next read (often of another partition)
+        # waits for the fetch still pending at the end of the last one: keep it short.
+        "fetch.wait.max.ms": get("fetch.wait.max.ms", 10)})
 
 
 def consume(config: KafkaConfig, topic: str, partition: int, start: int,
@@ -190,6 +194,7 @@ def consume(config: KafkaConfig, topic: str, partition: int, start: int,
                                       DEFAULT_API_TIMEOUT_MS, "no records arrived")
                 continue
             deadline = time.monotonic() + timeout
+        consumer.unassign()  # no fetching while the task does other work
     except GeneratorExit:  # the caller stopped early: the consumer is fine
         raise
     except BaseException:
