@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 import uuid
-from typing import Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence
 
 import pytest
 
@@ -108,6 +108,35 @@ def produce(bootstrap: str, topic: str, values: Iterable, partition: Optional[in
         if one_batch_each:
             producer.flush(30)
     assert producer.flush(30) == 0, "records not acknowledged"
+
+
+def produce_many(bootstrap: str, topic: str, count: int,
+                 make_value: Callable[[int], str] = str, timestamp_ms: Optional[int] = None
+                 ) -> None:
+    """Produces ``count`` records fast (in large batches): record ``i`` is
+    ``make_value(i)`` in partition ``i % partitions``. Each partition's last record is sent
+    alone, after the others are acknowledged, so that Tansu's high watermark shows all."""
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20,
+                         "batch.num.messages": 10_000, "logger": CLIENT_LOG})
+    partitions = len(producer.list_topics(topic, timeout=30).topics[topic].partitions)
+    last = set(range(max(0, count - partitions), count))
+    extra = {} if timestamp_ms is None else {"timestamp": timestamp_ms}
+
+    def send(i):
+        while True:
+            try:
+                return producer.produce(topic, make_value(i).encode(),
+                                        partition=i % partitions, **extra)
+            except BufferError:
+                producer.poll(0.05)
+    for i in range(count):
+        if i not in last:
+            send(i)
+    assert producer.flush(60) == 0, "records not acknowledged"
+    for i in sorted(last):
+        send(i)
+    assert producer.flush(60) == 0, "records not acknowledged"
 
 
 def read_messages(bootstrap: str, topic: str, timeout_s: float = 30) -> List:
