@@ -9,13 +9,14 @@ import time
 import pytest
 
 from api.common import Row, SimpleStringSchema, Types
+from api.common.serialization import RowFieldExtractorSchema
 from api.datastream.connectors import DeliveryGuarantee
 from api.datastream.connectors.kafka import (FlinkKafkaConsumer, FlinkKafkaProducer,
                                              KafkaOffsetResetStrategy, KafkaOffsetsInitializer,
                                              KafkaRecordSerializationSchema, KafkaSink,
                                              KafkaSource, KafkaTopicPartition)
 from api.datastream.formats.csv import CsvRowDeserializationSchema
-from api.datastream.formats.json import JsonRowDeserializationSchema
+from api.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSerializationSchema
 from engine.connectors.kafka import HEADERS, KafkaUnavailableError
 from engine.errors import RecordReadError
 from engine.sinks import CommitterContext, WriterContext, read_staged, staged_file
@@ -409,3 +410,51 @@ def test_exactly_once_fails_clearly_when_the_broker_is_down(tmp_path):
                                                     "within 1000 ms .property max.block.ms"):
         committer(sink, tmp_path).commit(0, 0, staged)
     assert os.path.exists(staged)  # kept for the next attempt
+
+
+def test_delivery_none_logs_what_the_broker_did_not_take(tmp_path, caplog):
+    sink = kafka_sink(f"127.0.0.1:{free_port()}", "t", DeliveryGuarantee.NONE,
+                      **{"delivery.timeout.ms": "1000"})
+    writer = sink.create_writer(writer_context(tmp_path, 0))
+    writer.write(["a"])
+    with caplog.at_level(logging.WARNING, logger="engine.connectors.kafka"):
+        assert writer.prepare_commit() is None
+    assert "did not take 1 records" in caplog.text
+
+
+def test_exactly_once_writes_keys_and_chosen_topics(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    even = create_topic(bootstrap, unique_topic("even"))
+    odd = create_topic(bootstrap, unique_topic("odd"), partitions=2)
+    serializer = KafkaRecordSerializationSchema.builder() \
+        .set_topic_selector(lambda row: even if row[0] % 2 == 0 else odd) \
+        .set_key_serialization_schema(RowFieldExtractorSchema(1)) \
+        .set_value_serialization_schema(JsonRowSerializationSchema.builder().with_type_info(
+            Types.ROW_NAMED(["n", "key"], [Types.INT(), Types.PRIMITIVE_ARRAY(Types.BYTE())]))
+            .build()).build()
+    sink = KafkaSink.builder().set_bootstrap_servers(bootstrap) \
+        .set_record_serializer(serializer) \
+        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build() \
+        .engine_sink(Types.ROW([Types.INT(), Types.PRIMITIVE_ARRAY(Types.BYTE())]))
+    rows = [Row(n, f"k{n}".encode()) for n in range(6)]
+    staged = stage(sink, tmp_path, 0, rows)
+    commit = committer(sink, tmp_path)
+    commit.deliver(0, 0, read_staged(staged))  # then a crash before the staged file went
+    commit.recover(0)
+    assert sorted(m.key() for m in read_messages(bootstrap, even)) == [b"k0", b"k2", b"k4"]
+    assert sorted(m.key() for m in read_messages(bootstrap, odd)) == [b"k1", b"k3", b"k5"]
+    assert read_messages(bootstrap, even)[0].value() == b'{"n":0,"key":"azA="}'
+
+
+def test_a_partition_set_is_read_as_given(kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic(), partitions=3)
+    for partition in range(3):
+        produce(bootstrap, topic, [str(partition)], partition=partition)
+    kafka = KafkaSource.builder().set_bootstrap_servers(bootstrap) \
+        .set_partitions({KafkaTopicPartition(topic, 2), KafkaTopicPartition(topic, 0)}) \
+        .set_value_only_deserializer(SimpleStringSchema()).build().engine_source()
+    assert not kafka.splits_change
+    assert kafka.splits(1) == [f"{topic}:0", f"{topic}:2"]
+    records, _ = drain(kafka)
+    assert values(records) == {f"{topic}:0": ["0"], f"{topic}:2": ["2"]}
