@@ -165,17 +165,22 @@ def consume(config: KafkaConfig, topic: str, partition: int, start: int,
     consumer.assign([kafka.TopicPartition(topic, partition, start)])
     timeout = config.timeout_s("default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS)
     position, deadline = start, time.monotonic() + timeout
+    last_error, closed = "no records arrived", False
     try:
         while position < end:
             messages = consumer.consume(num_messages=min(end - position, 10_000), timeout=0.2)
             progressed = False
             for message in messages:
+                error = message.error()
+                if error is not None and error.code() != kafka.KafkaError._PARTITION_EOF:
+                    if error.fatal() or not (error.retriable() or error.code() in (
+                            kafka.KafkaError._TRANSPORT, kafka.KafkaError._ALL_BROKERS_DOWN)):
+                        raise kafka.KafkaException(error)
+                    last_error = error.str()  # the client retries until the deadline
+                    continue
                 if message.topic() != topic or message.partition() != partition:
                     continue  # a message of an earlier assignment still queued
-                error = message.error()
-                if error is not None:
-                    if error.code() != kafka.KafkaError._PARTITION_EOF:
-                        raise kafka.KafkaException(error)
+                if error is not None:  # the end of the partition, for now
                     if message.offset() > position:
                         position, progressed = message.offset(), True
                     continue
@@ -191,16 +196,17 @@ def consume(config: KafkaConfig, topic: str, partition: int, start: int,
                 elif time.monotonic() > deadline:
                     raise config.down(f"reading {topic}:{partition} at offset {position} "
                                       f"(up to {end})", "default.api.timeout.ms",
-                                      DEFAULT_API_TIMEOUT_MS, "no records arrived")
+                                      DEFAULT_API_TIMEOUT_MS, last_error)
                 continue
             deadline = time.monotonic() + timeout
-        consumer.unassign()  # no fetching while the task does other work
-    except GeneratorExit:  # the caller stopped early: the consumer is fine
-        raise
-    except BaseException:
+    except Exception:
+        closed = True
         _forget(consumer)  # its state is unknown: the next read starts afresh
         consumer.close()
         raise
+    finally:  # also when the caller stops early
+        if not closed:
+            consumer.unassign()  # no fetching while the task does other work
 
 
 # --- source -------------------------------------------------------------------------------
