@@ -70,3 +70,6 @@ class GatheringSink(SinkFunction):
                     except EOFError:
                         break
         return found
+
+
+from tests.kafka_broker import kafka_broker  # noqa: E402,F401  (a session-scoped fixture)

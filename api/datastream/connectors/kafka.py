@@ -1,10 +1,8 @@
-"""Kafka connectors, as in ``pyflink.datastream.connectors.kafka``.
-
-Not available yet in this engine: ``KafkaSource``, ``KafkaSink`` and the legacy
-``FlinkKafkaConsumer``/``FlinkKafkaProducer`` can be built and configured (with the checks
-Flink makes when they are built), and a job using one fails when it is built. The record
-serialization schema already does its work: ``KafkaRecordSerializationSchema._record``
-gives the topic, key and value bytes of a record.
+"""Kafka connectors, as in ``pyflink.datastream.connectors.kafka``: ``KafkaSource`` and
+``KafkaSink`` and the legacy ``FlinkKafkaConsumer`` and ``FlinkKafkaProducer``. The builders
+record the settings and make Flink's checks; ``engine.connectors.kafka`` runs them (a topic
+partition is a split; EXACTLY_ONCE delivers each committed batch in a Kafka transaction).
+They need the confluent-kafka client: ``pip install 'spark-datastream[kafka]'``.
 """
 import warnings
 from abc import ABC, abstractmethod
@@ -13,10 +11,9 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from api.common.serialization import DeserializationSchema, SerializationSchema
 from api.common.typeinfo import TypeInformation
-from api.unavailable import SINK_ALTERNATIVES, SOURCE_ALTERNATIVES, UnavailableConnector
+from engine.connectors import kafka as engine_kafka
 
-from .base import (DeliveryGuarantee, LegacyConnectorFunction, Sink, Source, StreamTransformer,
-                   SupportsPreprocessing)
+from .base import DeliveryGuarantee, Sink, Source, StreamTransformer, SupportsPreprocessing
 
 # Importable from here as in PyFlink.
 from api.common.typeinfo import Types  # noqa: E402,F401
@@ -48,10 +45,15 @@ def _string_properties(properties: Dict, what: str) -> Dict[str, str]:
 
 # --- legacy consumer and producer ------------------------------------------------------
 
-class FlinkKafkaConsumerBase(LegacyConnectorFunction, ABC):
-    """The settings of the legacy Kafka consumer (see :class:`FlinkKafkaConsumer`)."""
+class _LegacyFunction(ABC):
 
-    _instead = SOURCE_ALTERNATIVES
+    def get_java_function(self):
+        """JVM-only: there is no Java function here, so this returns None."""
+        return None
+
+
+class FlinkKafkaConsumerBase(_LegacyFunction):
+    """The settings of the legacy Kafka consumer (see :class:`FlinkKafkaConsumer`)."""
 
     def __init__(self, topics: Union[str, List[str]],
                  deserialization_schema: DeserializationSchema, properties: Dict):
@@ -100,6 +102,19 @@ class FlinkKafkaConsumerBase(LegacyConnectorFunction, ABC):
         """The type of the records, from the deserialization schema."""
         return self._deserialization_schema._produced_type()
 
+    def engine_source(self) -> engine_kafka.KafkaPartitionSource:
+        kind, timestamp = self._start_from
+        reset = self._properties.get('auto.offset.reset', 'latest')
+        starting = engine_kafka.Offsets(
+            'committed' if kind == 'group_offsets' else kind, timestamp=timestamp,
+            reset='earliest' if reset in ('earliest', 'smallest', 'beginning') else 'latest')
+        properties = dict(self._properties)
+        # The legacy consumer finds new partitions only when told to.
+        properties['partition.discovery.interval.ms'] = properties.pop(
+            'flink.partition-discovery.interval-millis', '-1')
+        return engine_kafka.KafkaPartitionSource(properties, self._deserialization_schema,
+                                                 starting, topics=list(self._topics))
+
 
 class FlinkKafkaConsumer(FlinkKafkaConsumerBase):
     """The legacy Kafka source function (deprecated since Flink 1.16: use KafkaSource)."""
@@ -118,10 +133,8 @@ class Semantic(Enum):
     NONE = 2
 
 
-class FlinkKafkaProducerBase(LegacyConnectorFunction, ABC):
+class FlinkKafkaProducerBase(_LegacyFunction):
     """The settings of the legacy Kafka producer (see :class:`FlinkKafkaProducer`)."""
-
-    _instead = SINK_ALTERNATIVES
 
     def __init__(self, topic: str, serialization_schema: SerializationSchema,
                  producer_config: Dict):
@@ -165,6 +178,26 @@ class FlinkKafkaProducer(FlinkKafkaProducerBase):
         """Ignores transactions that timed out while recovering."""
         self._ignore_failures_after_transaction_timeout = True
         return self
+
+    def engine_sink(self, type_info: TypeInformation) -> engine_kafka.KafkaSink:
+        guarantee = {Semantic.EXACTLY_ONCE: 'exactly_once', Semantic.AT_LEAST_ONCE:
+                     'at_least_once', Semantic.NONE: 'none'}[self._semantic]
+        if self._log_failures_only and guarantee == 'at_least_once':
+            guarantee = 'none'  # failed deliveries are logged, not raised
+        return engine_kafka.KafkaSink(self._producer_config,
+                                      _TopicRecord(self._topic, self._serialization_schema),
+                                      guarantee, 'flink-kafka-producer')
+
+
+class _TopicRecord:
+    """A legacy producer's record: its one topic, no key, the schema's value bytes."""
+
+    def __init__(self, topic: str, schema: SerializationSchema):
+        self.topic = topic
+        self.schema = schema
+
+    def __call__(self, value) -> Tuple[str, None, bytes]:
+        return self.topic, None, self.schema._serialize(value)
 
 
 # --- KafkaSource --------------------------------------------------------------------------
@@ -240,15 +273,13 @@ class KafkaOffsetsInitializer(object):
                                            "offset_reset_strategy"))
 
 
-class KafkaSource(Source, UnavailableConnector):
+class KafkaSource(Source):
     """A source reading Kafka topics, built with :meth:`builder`::
 
         KafkaSource.builder().set_bootstrap_servers("broker:9092").set_topics("input")
             .set_group_id("my-group").set_value_only_deserializer(SimpleStringSchema())
             .build()
     """
-
-    _instead = SOURCE_ALTERNATIVES
 
     def __init__(self, properties: Dict[str, str], subscription: Tuple[str, Any],
                  starting_offsets: KafkaOffsetsInitializer,
@@ -264,6 +295,35 @@ class KafkaSource(Source, UnavailableConnector):
     @staticmethod
     def builder() -> 'KafkaSourceBuilder':
         return KafkaSourceBuilder()
+
+    def get_produced_type(self) -> TypeInformation:
+        """The type of the records, from the deserializer."""
+        return self._deserializer._produced_type()
+
+    def engine_source(self) -> engine_kafka.KafkaPartitionSource:
+        subscriber, value = self._subscription
+        subscription = {'TopicListSubscriber': 'topics',
+                        'TopicPatternSubscriber': 'topic_pattern',
+                        'PartitionSetSubscriber': 'partitions'}[subscriber]
+        if subscriber == 'PartitionSetSubscriber':
+            value = sorted((p._topic, p._partition) for p in value)
+        stopping = self._stopping_offsets
+        return engine_kafka.KafkaPartitionSource(
+            self._properties, self._deserializer, _engine_offsets(self._starting_offsets),
+            None if stopping is None else _engine_offsets(stopping), self._bounded,
+            **{subscription: value})
+
+
+def _engine_offsets(initializer: KafkaOffsetsInitializer) -> engine_kafka.Offsets:
+    settings = initializer._settings
+    reset = settings.get('offset_reset_strategy')
+    offsets = settings.get('offsets')
+    return engine_kafka.Offsets(
+        {'committed_offsets': 'committed'}.get(initializer._kind, initializer._kind),
+        timestamp=settings.get('timestamp'),
+        offsets=None if offsets is None else {(p._topic, p._partition): o
+                                              for p, o in offsets.items()},
+        reset='earliest' if reset is None else reset.name.lower())
 
 
 class KafkaSourceBuilder(object):
@@ -475,7 +535,7 @@ class KafkaRecordSerializationSchemaBuilder(object):
         return self
 
 
-class KafkaSink(Sink, SupportsPreprocessing, UnavailableConnector):
+class KafkaSink(Sink, SupportsPreprocessing):
     """A sink writing to Kafka, built with :meth:`builder`::
 
         KafkaSink.builder().set_bootstrap_servers("broker:9092")
@@ -485,8 +545,6 @@ class KafkaSink(Sink, SupportsPreprocessing, UnavailableConnector):
                                    .build())
             .build()
     """
-
-    _instead = SINK_ALTERNATIVES
 
     def __init__(self, properties: Dict[str, str], delivery_guarantee: DeliveryGuarantee,
                  transactional_id_prefix: str,
@@ -503,6 +561,11 @@ class KafkaSink(Sink, SupportsPreprocessing, UnavailableConnector):
     def get_transformer(self) -> Optional[StreamTransformer]:
         """None: the record serializer chooses each record's topic itself."""
         return None
+
+    def engine_sink(self, type_info: TypeInformation) -> engine_kafka.KafkaSink:
+        return engine_kafka.KafkaSink(self._properties, self._record_serializer._record,
+                                      self._delivery_guarantee.name.lower(),
+                                      self._transactional_id_prefix)
 
 
 class KafkaSinkBuilder(object):

@@ -1,6 +1,5 @@
 """Kafka connectors: builders record their settings and check them as Flink does when they
-are built; the record serialization schema works; a job using Kafka fails when it is built
-(Kafka is not available yet in this engine)."""
+are built; the record serialization schema works (running them: tests/engine/connectors)."""
 import warnings
 
 import pytest

@@ -11,9 +11,6 @@ from api.datastream.connectors.elasticsearch import (Elasticsearch7SinkBuilder,
                                                      ElasticsearchEmitter)
 from api.datastream.connectors.file_system import FileSink
 from api.datastream.connectors.hybrid_source import HybridSource
-from api.datastream.connectors.kafka import (FlinkKafkaConsumer, FlinkKafkaProducer,
-                                             KafkaRecordSerializationSchema, KafkaSink,
-                                             KafkaSource)
 from api.datastream.connectors.kinesis import (FlinkKinesisConsumer, KinesisFirehoseSink,
                                                KinesisStreamsSink, PartitionKeyGenerator)
 from api.datastream.connectors.pulsar import PulsarSink, PulsarSource
@@ -31,8 +28,6 @@ AVRO = AvroSchema.parse_string('{"type": "record", "name": "r", "fields": '
                                '[{"name": "a", "type": "int"}]}')
 
 SOURCES = [
-    ("KafkaSource", lambda: KafkaSource.builder().set_bootstrap_servers("b:1").set_topics("t")
-     .set_value_only_deserializer(SimpleStringSchema()).build()),
     ("DynamicKafkaSource", lambda: DynamicKafkaSource.builder().set_stream_ids({"s"})
      .set_kafka_metadata_service(SingleClusterTopicMetadataService("c", {}))
      .set_value_only_deserializer(SimpleStringSchema()).build()),
@@ -40,16 +35,11 @@ SOURCES = [
      .set_subscription_name("s").set_topics("t")
      .set_deserialization_schema(SimpleStringSchema()).build()),
     ("HybridSource", lambda: HybridSource.builder(NumberSequenceSource(1, 2)).build()),
-    ("FlinkKafkaConsumer", lambda: FlinkKafkaConsumer("t", SimpleStringSchema(), {})),
     ("RMQSource", lambda: RMQSource(RMQ, "q", False, SimpleStringSchema())),
     ("FlinkKinesisConsumer", lambda: FlinkKinesisConsumer("s", SimpleStringSchema(), {})),
 ]
 
 SINKS = [
-    ("KafkaSink", lambda: KafkaSink.builder().set_bootstrap_servers("b:1")
-     .set_record_serializer(KafkaRecordSerializationSchema.builder().set_topic("t")
-                            .set_value_serialization_schema(SimpleStringSchema()).build())
-     .build()),
     ("PulsarSink", lambda: PulsarSink.builder().set_service_url("pulsar://p:6650")
      .set_topics("t").set_serialization_schema(SimpleStringSchema()).build()),
     ("KinesisStreamsSink", lambda: KinesisStreamsSink.builder().set_stream_name("s")
@@ -59,7 +49,6 @@ SINKS = [
      .set_serialization_schema(SimpleStringSchema()).build()),
     ("ElasticsearchSink", lambda: Elasticsearch7SinkBuilder().set_hosts("http://es:9200")
      .set_emitter(ElasticsearchEmitter.dynamic_index("index")).build()),
-    ("FlinkKafkaProducer", lambda: FlinkKafkaProducer("t", SimpleStringSchema(), {})),
     ("RMQSink", lambda: RMQSink(RMQ, "q", SimpleStringSchema())),
 ]
 
