@@ -146,7 +146,7 @@ def test_a_restarted_job_neither_skips_nor_repeats_a_line(tmp_path, monkeypatch)
         env.enable_checkpointing(100)
         env.from_source(text_files(tmp_path / "in"), WatermarkStrategy.no_watermarks(),
                         "files").uid("files") \
-            .map(FailOnce("big 1500", marker), Types.STRING()).uid("map") \
+            .map(FailOnce("big 1700", marker), Types.STRING()).uid("map") \
             .sink_to(row_sink(tmp_path / "out")).uid("sink")
         env.execute("restarted")
 
