@@ -1,0 +1,60 @@
+"""The job the Kafka crash test runs in a process of its own and kills with SIGKILL:
+
+    python kafka_crash_job.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINTS
+
+Reads ``key,value`` records from IN_TOPIC (bounded: up to its end when the job first
+starts) in micro-batches of 20 offsets per partition, counts each key's records in keyed
+state and writes ``key,n,value`` per record to OUT_TOPIC with EXACTLY_ONCE."""
+import sys
+import time
+
+from api.common import Configuration, Types, WatermarkStrategy
+from api.common.serialization import SimpleStringSchema
+from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from api.datastream.connectors.base import DeliveryGuarantee
+from api.datastream.connectors.kafka import (KafkaOffsetsInitializer,
+                                             KafkaRecordSerializationSchema, KafkaSink,
+                                             KafkaSource)
+from api.datastream.state import ValueStateDescriptor
+
+
+class Count(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
+
+    def process_element(self, value, ctx):
+        time.sleep(0.001)  # slow enough that a kill lands mid-job
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        key, number = value.split(",")
+        yield f"{key},{n},{number}"
+
+
+def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets):
+    config = Configuration()
+    config.set_string("execution.executor", "local")
+    config.set_string("execution.micro-batch.size", "20")
+    config.set_string("state.checkpoints.dir", checkpoints)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    source = KafkaSource.builder().set_bootstrap_servers(bootstrap).set_topics(in_topic) \
+        .set_group_id("crash").set_value_only_deserializer(SimpleStringSchema()) \
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest()) \
+        .set_bounded(KafkaOffsetsInitializer.offsets(end_offsets)).build()
+    sink = KafkaSink.builder().set_bootstrap_servers(bootstrap) \
+        .set_record_serializer(KafkaRecordSerializationSchema.builder().set_topic(out_topic)
+                               .set_value_serialization_schema(SimpleStringSchema()).build()) \
+        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE) \
+        .set_transactional_id_prefix("crash").build()
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "in").uid("in") \
+        .key_by(lambda v: v.split(",")[0]).process(Count(), Types.STRING()).uid("count") \
+        .sink_to(sink).uid("out")
+    env.execute("kafka-crash-job")
+
+
+if __name__ == "__main__":
+    from api.datastream.connectors.kafka import KafkaTopicPartition
+    bootstrap, in_topic, out_topic, checkpoints, ends = sys.argv[1:6]
+    main(bootstrap, in_topic, out_topic, checkpoints,
+         {KafkaTopicPartition(in_topic, int(p)): int(o)
+          for p, o in (pair.split(":") for pair in ends.split(","))})
