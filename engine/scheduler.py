@@ -90,9 +90,6 @@ class _SourceSplits:
             self.positions[split] = self.source.start_position(split)
         return new
 
-    def subtask_of(self, split: str) -> int:
-        return list(self.positions).index(split) % self.parallelism
-
     def plan(self, max_records: float, now_ms: int) -> List[List[SplitRange]]:
         """The batch's ranges per subtask. A range with a known end moves its split's
         position now; otherwise the task reports it (``SplitPosition``)."""

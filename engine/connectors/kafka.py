@@ -559,6 +559,15 @@ class KafkaTransactionalCommitter(StagedCommitter):
         return found
 
     def deliver(self, batch_id: int, subtask: int, items: list) -> None:
+        try:
+            self._deliver(batch_id, subtask, items)
+        except (_kafka().KafkaException, KafkaUnavailableError):
+            # On Spark a subtask's commits run in any worker process: another process's
+            # producer of the same transactional id may have fenced this one's cached
+            # producer. Once more, with a new producer (delivering again is idempotent).
+            self._deliver(batch_id, subtask, items)
+
+    def _deliver(self, batch_id: int, subtask: int, items: list) -> None:
         producer = self._producer(subtask)
         marker = self._marker(batch_id, subtask)
         if os.path.exists(marker):  # delivered (maybe in part) before
