@@ -534,10 +534,8 @@ class FileSinkWriter(SinkWriter):
         if self.file is not None:
             self.file.close()
         else:  # the batch's first file
-            now = context.processing_time
-            if now is None:
-                now = int(time.time() * 1000)
-            self.bucket_dir = os.path.join(sink.base_path, sink.bucket_id(now))
+            self.bucket_dir = os.path.join(sink.base_path,
+                                           sink.bucket_id(context.processing_time))
             os.makedirs(self.bucket_dir, exist_ok=True)
         writer_id = uuid.uuid5(_PART_FILE_IDS, f"{context.run_id}/{sink.sink_token}/"
                                                f"{context.subtask}/{context.batch_id}")

@@ -6,28 +6,15 @@ Reads ``key,value`` records from IN_TOPIC (bounded: up to its end when the job f
 starts) in micro-batches of 20 offsets per partition, counts each key's records in keyed
 state and writes ``key,n,value`` per record to OUT_TOPIC with EXACTLY_ONCE."""
 import sys
-import time
 
 from api.common import Configuration, Types, WatermarkStrategy
 from api.common.serialization import SimpleStringSchema
-from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from api.datastream import StreamExecutionEnvironment
 from api.datastream.connectors.base import DeliveryGuarantee
 from api.datastream.connectors.kafka import (KafkaOffsetsInitializer,
                                              KafkaRecordSerializationSchema, KafkaSink,
                                              KafkaSource)
-from api.datastream.state import ValueStateDescriptor
-
-
-class Count(KeyedProcessFunction):
-    def open(self, runtime_context):
-        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
-
-    def process_element(self, value, ctx):
-        time.sleep(0.001)  # slow enough that a kill lands mid-job
-        n = (self.count.value() or 0) + 1
-        self.count.update(n)
-        key, number = value.split(",")
-        yield f"{key},{n},{number}"
+from tests.system.crash import Count
 
 
 def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets):
@@ -47,7 +34,8 @@ def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets):
         .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE) \
         .set_transactional_id_prefix("crash").build()
     env.from_source(source, WatermarkStrategy.no_watermarks(), "in").uid("in") \
-        .key_by(lambda v: v.split(",")[0]).process(Count(), Types.STRING()).uid("count") \
+        .map(lambda v: tuple(v.split(","))).key_by(lambda r: r[0]) \
+        .process(Count()).uid("count").map(lambda r: ",".join(map(str, r)), Types.STRING()) \
         .sink_to(sink).uid("out")
     env.execute("kafka-crash-job")
 

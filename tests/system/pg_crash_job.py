@@ -7,27 +7,15 @@ per split, counts the records of each key in keyed state, and writes one row
 ``(key, n, value)`` per record (n: the key's n-th record) to the table ``counts`` with
 a JdbcSink, exactly once."""
 import sys
-import time
 
 from api.common import Configuration, Types, WatermarkStrategy
-from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from api.datastream import StreamExecutionEnvironment
 from api.datastream.connectors.file_system import FileSource, StreamFormat
 from api.datastream.connectors.jdbc import JdbcConnectionOptions, JdbcExecutionOptions, JdbcSink
-from api.datastream.state import ValueStateDescriptor
 from api.common.types import Row
+from tests.system.crash import Count
 
 ROW = Types.ROW([Types.STRING(), Types.INT(), Types.INT()])
-
-
-class Count(KeyedProcessFunction):
-    def open(self, runtime_context):
-        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
-
-    def process_element(self, value, ctx):
-        time.sleep(0.001)  # slow enough that a kill lands mid-job
-        n = (self.count.value() or 0) + 1
-        self.count.update(n)
-        yield Row(value[0], n, value[1])
 
 
 def parse(line):
@@ -49,7 +37,7 @@ def main(source_dir, checkpoints, url, user, password):
                                                         source_dir).build(),
                     WatermarkStrategy.no_watermarks(), "lines").uid("lines") \
         .map(parse).uid("parse").key_by(lambda r: r[0]) \
-        .process(Count(), ROW).uid("count") \
+        .process(Count()).uid("count").map(lambda r: Row(*r), ROW) \
         .add_sink(JdbcSink.sink("INSERT INTO counts (k, n, v) VALUES (?, ?, ?)", ROW, options,
                                 JdbcExecutionOptions.builder().with_batch_size(50).build())) \
         .uid("db")

@@ -1,0 +1,66 @@
+"""What the SIGKILL tests share: a job script run in a process of its own, killed at
+random points after given batches committed, then run to its end; and the keyed count
+their jobs compute."""
+import os
+import random
+import subprocess
+import time
+from collections import Counter
+
+from api.common import Types
+from api.datastream import KeyedProcessFunction
+from api.datastream.state import ValueStateDescriptor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Count(KeyedProcessFunction):
+    """Emits ``(key, n, value)`` for the key's n-th record ``(key, value)``; slow enough
+    that a kill lands mid-job."""
+
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
+
+    def process_element(self, value, ctx):
+        time.sleep(0.001)
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        yield value[0], n, value[1]
+
+
+def run_with_kills(command: list, metadata, kill_after: list, seed: int) -> None:
+    """Runs ``command`` once per batch id of ``kill_after``, killing it with SIGKILL a
+    random moment after that batch committed (``metadata``: the job's metadata log), then
+    once more to its end."""
+    rng = random.Random(seed)
+
+    def start():
+        return subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def committed():
+        return max((int(n) for n in os.listdir(metadata) if n.isdigit()), default=-1) \
+            if os.path.exists(metadata) else -1
+
+    for batch_id in sorted(kill_after):
+        process = start()
+        while committed() < batch_id:
+            assert process.poll() is None, process.stderr.read().decode()
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.2))
+        assert process.poll() is None, "the job ended before it was killed"
+        process.kill()
+        process.wait()
+    process = start()
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr.decode()
+
+
+def check_counted_once(rows, records) -> None:
+    """``rows`` ``(key, n, value)`` hold every record ``(key, value)`` once, and each
+    key's counts 1..n once."""
+    assert len(rows) == len(records)
+    assert Counter((k, v) for k, _, v in rows) == Counter(records)
+    per_key = Counter(k for k, _ in records)
+    assert sorted((k, n) for k, n, _ in rows) == sorted(
+        (k, n) for k, count in per_key.items() for n in range(1, count + 1))
