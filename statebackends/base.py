@@ -26,6 +26,8 @@ __all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "VOID_NAMESPACE",
 VOID_NAMESPACE = None
 """The namespace of state that is not window state."""
 
+_ONE_VALUE_KINDS = (StateKind.VALUE, StateKind.REDUCING, StateKind.AGGREGATING)
+
 DEFAULT_SNAPSHOT_INTERVAL = 10
 
 Slot = Tuple[Hashable, Any]
@@ -114,13 +116,15 @@ class KeyedStateBackend(ABC):
         return state
 
     def value_table(self, spec: StateSpec) -> Tuple[MutableMapping[Slot, Any], Set[Slot]]:
-        """Direct access to a ValueState's entries, for the engine's built-in keyed
-        operators on their hot path: ``(table, dirty)`` with ``table`` mapping
-        ``(key, namespace)`` to the value and ``dirty`` the set of changed slots. A writer
-        adds every slot it changes to ``dirty`` and never stores None (absent = unset)."""
-        if spec.kind is not StateKind.VALUE:
-            raise TypeError(f"value_table() needs value state, got {spec.kind.value} state "
-                            f"{spec.name!r}")
+        """Direct access to the entries of a state with one value per slot (value,
+        reducing or aggregating state: the value, the reduced value, the accumulator), for
+        the engine's built-in keyed operators on their hot path: ``(table, dirty)`` with
+        ``table`` mapping ``(key, namespace)`` to the value and ``dirty`` the set of changed
+        slots. A writer adds every slot it changes to ``dirty`` and never stores None
+        (absent = unset)."""
+        if spec.kind not in _ONE_VALUE_KINDS or spec.with_ttl:
+            raise TypeError(f"value_table() needs value, reducing or aggregating state "
+                            f"without time-to-live, got {spec.kind.value} state {spec.name!r}")
         self.state(spec)  # registers the name as value state, or fails
         return self._table_of(spec.name)
 

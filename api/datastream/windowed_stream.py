@@ -4,7 +4,8 @@ when the trigger fires."""
 from functools import partial
 from typing import Callable, Optional, Union
 
-from engine.operators.window import WindowFunctionCall, WindowOperator
+from engine.operators.window import WindowFunctionCall
+from engine.operators.window_batch import window_operator
 
 from api.common.typeinfo import TypeInformation
 from . import functions as fn
@@ -64,7 +65,7 @@ class _Windowed:
     def _window(self, name: str, contents, call: WindowFunctionCall, output_type):
         env = self.get_execution_environment()
         trigger = self._trigger or self._assigner.get_default_trigger(env)
-        factory = partial(WindowOperator, self._assigner, trigger, contents, call,
+        factory = partial(window_operator, self._assigner, trigger, contents, call,
                           self._allowed_lateness,
                           self._late_tag.tag_id if self._late_tag else None)
         stream = self._keyed_stream._keyed(name, factory, output_type)

@@ -183,8 +183,9 @@ class WindowOperator(UdfOperator):
         task = self.task
         self.runtime_context = task.runtime_context(self.name)
         self.backend = task.keyed_backend
-        self.contents = self.state_of(StateSpec(
-            CONTENTS, StateKind(self.contents_kind), self.contents_function))
+        self.contents_spec = StateSpec(CONTENTS, StateKind(self.contents_kind),
+                                       self.contents_function)
+        self.contents = self.state_of(self.contents_spec)
         self.merging = hasattr(self.assigner, "merge_windows")
         if self.merging:
             self.merging_sets = self.state_of(_MERGING_SETS)
@@ -254,13 +255,17 @@ class WindowOperator(UdfOperator):
             if self._is_window_late(window):
                 continue
             added = True
-            self.backend.set_current_namespace(state_window)
-            self.contents.add(value)
-            self._set_trigger_window(window)
-            result = self.trigger.on_element(value, timestamp, window, self.trigger_context)
-            self._on_trigger_result(result, window)
-            self._register_cleanup_timer(window)
+            self._add_to_window(value, timestamp, window, state_window)
         return added
+
+    def _add_to_window(self, value, timestamp, window, state_window) -> None:
+        """Adds an element to one window that is not late: contents, trigger, cleanup."""
+        self.backend.set_current_namespace(state_window)
+        self.contents.add(value)
+        self._set_trigger_window(window)
+        result = self.trigger.on_element(value, timestamp, window, self.trigger_context)
+        self._on_trigger_result(result, window)
+        self._register_cleanup_timer(window)
 
     def _set_trigger_window(self, window) -> None:
         self.trigger_context.window = window

@@ -25,11 +25,13 @@ No Spark, no I/O: state only through the backend's ``value_table``, named by a
 """
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Hashable, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from sortedcontainers import SortedList
 
 from statebackends.spec import StateKind, StateSpec
+
+from .windows import TimeWindow
 
 __all__ = ["EVENT_TIME", "PROCESSING_TIME", "DOMAINS", "Timer", "InternalTimerService",
            "order_token"]
@@ -79,10 +81,15 @@ def order_token(value: Any) -> tuple:
     if isinstance(value, frozenset):
         return (_FROZENSET, tuple(sorted(order_token(item) for item in value)))
     cls = type(value)
+    if cls is TimeWindow:  # the common namespace: its (start, end) order, as plain tuples
+        return (_ORDERED, _TIME_WINDOW, (value.start, value.end))
     name = f"{cls.__module__}.{cls.__qualname__}"
     if cls.__lt__ is not object.__lt__:
         return (_ORDERED, name, _Natural(value))
     return (_OTHER, name, repr(value))
+
+
+_TIME_WINDOW = f"{TimeWindow.__module__}.{TimeWindow.__qualname__}"
 
 
 class _Natural:
@@ -109,6 +116,19 @@ class _Natural:
         return not self.value < other.value
 
     __hash__ = None
+
+
+class _AfterEveryToken:
+    """Sorts after every order token: ``(t, _AFTER_EVERY_TOKEN)`` follows each entry at t."""
+
+    def __lt__(self, other) -> bool:
+        return False
+
+    def __gt__(self, other) -> bool:
+        return True
+
+
+_AFTER_EVERY_TOKEN = _AfterEveryToken()
 
 
 def _unknown_domain(domain) -> ValueError:
@@ -148,10 +168,12 @@ class InternalTimerService:
             entries = self._entries[domain] = {}
             for slot in table:
                 key, (namespace, timestamp) = slot
-                entries[slot] = self._entry(key, namespace, timestamp)
+                entries[slot] = self.entry(key, namespace, timestamp)
             self._index[domain] = SortedList(entries.values())
 
-    def _entry(self, key, namespace, timestamp) -> _Entry:
+    def entry(self, key, namespace, timestamp) -> _Entry:
+        """The firing-order entry of a timer (``pop_all_due`` returns such entries); one
+        made here for a timer never registered sorts among them in firing order."""
         self._sequence += 1
         return (timestamp, order_token(key), order_token(namespace), self._sequence,
                 key, namespace)
@@ -172,9 +194,43 @@ class InternalTimerService:
             return
         table[slot] = True
         self._dirty[domain].add(slot)
-        entry = self._entry(key, namespace, timestamp)
+        entry = self.entry(key, namespace, timestamp)
         self._entries[domain][slot] = entry
         self._index[domain].add(entry)
+
+    def register_all(self, domain: str, timers: Iterable[Tuple[Hashable, Hashable, int]]) -> None:
+        """``register`` for each ``(key, namespace, timestamp)``, with one index update."""
+        table, dirty, entries = self._table(domain), self._dirty[domain], self._entries[domain]
+        new = []
+        for timer in timers:
+            key, namespace, timestamp = timer
+            slot = (key, (namespace, timestamp))
+            if slot not in table:
+                table[slot] = True
+                dirty.add(slot)
+                new.append(timer)
+        added = self.entries_of(new)
+        for entry in added:
+            timestamp, _, _, _, key, namespace = entry
+            entries[(key, (namespace, timestamp))] = entry
+        self._index[domain].update(added)
+
+    def entries_of(self, timers: Iterable[Tuple[Hashable, Hashable, int]]) -> List[_Entry]:
+        """``entry`` of each ``(key, namespace, timestamp)``; a key or namespace met
+        again reuses its order token."""
+        tokens = {}
+        entries = []
+        for key, namespace, timestamp in timers:
+            key_token = tokens.get(key)
+            if key_token is None:
+                key_token = tokens[key] = order_token(key)
+            namespace_token = tokens.get(namespace)
+            if namespace_token is None:
+                namespace_token = tokens[namespace] = order_token(namespace)
+            self._sequence += 1
+            entries.append((timestamp, key_token, namespace_token, self._sequence, key,
+                            namespace))
+        return entries
 
     def delete(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> None:
         """Removes the timer if it is set; a due timer deleted during ``fire`` never fires."""
@@ -210,6 +266,22 @@ class InternalTimerService:
         del self._entries[domain][slot]
         self._dirty[domain].add(slot)
         return Timer(key, namespace, timestamp)
+
+    def pop_all_due(self, domain: str, time) -> List[_Entry]:
+        """Removes every timer with ``timestamp <= time`` at once and returns their entries
+        ``(timestamp, key token, namespace token, sequence, key, namespace)`` in firing
+        order: for callers whose firing neither registers nor deletes timers."""
+        index = self._index_of(domain)
+        end = index.bisect_right((time, _AFTER_EVERY_TOKEN))
+        due = list(index.islice(0, end))
+        del index[:end]
+        table, dirty, entries = self._tables[domain], self._dirty[domain], self._entries[domain]
+        for timestamp, _, _, _, key, namespace in due:
+            slot = (key, (namespace, timestamp))
+            del table[slot]
+            del entries[slot]
+            dirty.add(slot)
+        return due
 
     def fire(self, domain: str, time) -> Iterator[Timer]:
         """Yields, and removes before yielding, every timer with ``timestamp <= time``.

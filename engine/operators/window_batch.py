@@ -1,0 +1,219 @@
+"""Time windows with the built-in triggers and incremental contents, a batch at a time.
+
+A micro-batch engine sees all of a batch's records before time advances (the
+watermark and the processing time are fixed while a batch's records go in). So with
+a tumbling or sliding assigner, its default trigger (EventTimeTrigger,
+ProcessingTimeTrigger) and ``reduce``/``aggregate`` contents, the window operator
+does not need to touch state and timers per element:
+
+- an element is folded into a batch-local dict entry per (key, window), read from
+  state once per batch; the user's reduce/add run per element and window, in the
+  element order, exactly as on the general path (no re-association: slices or panes
+  combined later would change the results of a non-associative function, e.g. float
+  sums; Flink does not use panes here either);
+- after the batch, each entry is written back once and its timers (the trigger's at
+  ``max_timestamp()``, the cleanup one) registered once; a window that is new in this
+  batch and whose timers are already due fires and is cleaned up from memory, without
+  entering state or the timer service;
+- due windows fire in the timer service's order (timestamp, key, window), so the
+  output is the general path's, element for element.
+
+An element whose window the watermark has already passed (late, within the allowed
+lateness) takes the general path for that window: its trigger fires at once.
+Results are those of ``WindowOperator`` (``tests/engine/operators/
+test_window_batch.py`` compares both on random inputs).
+"""
+import heapq
+
+from ..errors import OperatorError
+from ..time.timers import EVENT_TIME, PROCESSING_TIME
+from ..time.triggers import EventTimeTrigger, ProcessingTimeTrigger
+from ..time.watermarks import MAX_WATERMARK, MIN_WATERMARK
+from ..time.windows import (MIN_LONG, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+                            TimeWindow, TumblingEventTimeWindows,
+                            TumblingProcessingTimeWindows)
+from .window import WindowOperator
+
+_DEFAULT_TRIGGERS = {
+    TumblingEventTimeWindows: EventTimeTrigger,
+    SlidingEventTimeWindows: EventTimeTrigger,
+    TumblingProcessingTimeWindows: ProcessingTimeTrigger,
+    SlidingProcessingTimeWindows: ProcessingTimeTrigger,
+}
+
+
+def window_operator(assigner, trigger, contents, function, allowed_lateness: int = 0,
+                    late_tag=None) -> WindowOperator:
+    """The operator of a keyed window: ``BatchWindowOperator`` for a built-in tumbling or
+    sliding assigner with its default trigger and reduced or aggregated contents,
+    otherwise the general ``WindowOperator`` (custom triggers, ``process``/``apply``
+    over buffered elements, sessions, count and global windows)."""
+    batched = (_DEFAULT_TRIGGERS.get(type(assigner)) is type(trigger)
+               and contents[0] in ("reducing", "aggregating"))
+    cls = BatchWindowOperator if batched else WindowOperator
+    return cls(assigner, trigger, contents, function, allowed_lateness, late_tag)
+
+
+class BatchWindowOperator(WindowOperator):
+    """The window operator that folds a batch's elements per (key, window) in memory."""
+
+    def open(self):
+        super().open()
+        assigner = self.assigner
+        self._size = assigner._size
+        self._slide = getattr(assigner, "_slide", assigner._size)
+        self._offset = assigner._offset
+        self._table, self._dirty = self.backend.value_table(self.contents_spec)
+        self._fold = self._folding()
+        self._result = (self.contents_function.get_result
+                        if self.contents_kind == "aggregating" else None)
+        self._batch = {}  # (key, window start) -> [window, contents]
+        self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
+        self._clears = (self.call.kind in ("process", "process_all")
+                        and hasattr(self.function, "clear"))
+
+    def _folding(self):
+        """fold(contents, value) -> new contents (None: empty), as the state's ``add``."""
+        if self.contents_kind == "reducing":
+            function = self.contents_function
+            reduce = getattr(function, "reduce", function)
+            return lambda reduced, value: value if reduced is None else reduce(reduced, value)
+        function = self.contents_function
+        create, add = function.create_accumulator, function.add
+
+        def aggregate(accumulator, value):
+            if value is None:  # as the aggregating state: adding None empties it
+                return None
+            return add(value, create() if accumulator is None else accumulator)
+        return aggregate
+
+    # --- elements -----------------------------------------------------------------
+    def process_chunk(self, pairs):
+        self._out = []
+        late = []
+        batch, table, fold = self._batch, self._table, self._fold
+        size, slide, offset = self._size, self._slide, self._offset
+        event_time, timed = self.event_time, self.task.shape.timed
+        watermark = self.task.clock.current_watermark if event_time else MIN_WATERMARK
+        lateness = self.allowed_lateness
+        now = self.task.clock.processing_time
+        value = None
+        try:
+            for key, element in pairs:
+                timestamp, value = element if timed else (None, element)
+                if not event_time:
+                    time = now
+                elif timestamp is None or timestamp <= MIN_LONG:
+                    # the assigner raises its own error for an element without a timestamp
+                    self.assigner.assign_windows(value, MIN_WATERMARK, self.assigner_context)
+                else:
+                    time = timestamp
+                start = time - (time - offset) % slide
+                added = False
+                while start > time - size:
+                    if start + size - 1 <= watermark:  # the watermark passed the window
+                        added = self._add_late(key, value, timestamp, start) or added
+                    else:
+                        entry = batch.get((key, start))
+                        if entry is None:
+                            window = TimeWindow(start, start + size)
+                            entry = batch[(key, start)] = [window, table.get((key, window))]
+                        entry[1] = fold(entry[1], value)
+                        added = True
+                    start -= slide
+                if not added and event_time and timestamp + lateness <= watermark:
+                    late.append((timestamp, value))
+        except OperatorError:
+            raise
+        except Exception as e:
+            raise OperatorError.wrap(self.name, value, e) from None
+        finally:
+            self.backend.set_current_namespace(None)
+        self._emit(self._out, late)
+
+    def _add_late(self, key, value, timestamp, start) -> bool:
+        """The general path for a window the watermark passed: dropped if its cleanup
+        time passed too (False), else added, and its trigger fires it at once."""
+        window = TimeWindow(start, start + self._size)
+        if self._is_window_late(window):
+            return False
+        self.backend.set_current_key(key)
+        self._add_to_window(value, timestamp, window, window)
+        return True
+
+    # --- timers -------------------------------------------------------------------
+    def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
+        if self.event_time:
+            time = watermark
+        else:
+            time = MAX_WATERMARK if flush_processing else processing_time
+        self._out = out = []
+        timers = self.task.timers
+        try:
+            in_memory, fresh = self._write_batch(time)
+            due = timers.pop_all_due(self._domain, time)
+            if fresh:
+                fresh = sorted(timers.entries_of(fresh))
+                due = heapq.merge(due, fresh) if due else fresh
+            for timestamp, _, _, _, key, window in due:
+                self._on_due_timer(key, window, timestamp, in_memory)
+        except OperatorError:
+            raise
+        except Exception as e:
+            raise OperatorError.wrap(self.name, None, e, what="a window timer") from None
+        finally:
+            self.backend.set_current_namespace(None)
+        self._emit(out, [])
+
+    def _write_batch(self, time):
+        """Writes the batch's windows back to state and registers their timers, except
+        windows new in this batch whose every timer is due at ``time``: those stay in
+        memory (returned: slot -> contents) with their timers (returned: fresh)."""
+        batch, self._batch = self._batch, {}
+        timers, domain = self.task.timers, self._domain
+        table, dirty = self._table, self._dirty
+        in_memory, fresh, register = {}, [], []
+        lateness = self.allowed_lateness if self.event_time else 0
+        for (key, _), (window, contents) in batch.items():
+            end = window.end - 1
+            cleanup = min(end + lateness, MAX_WATERMARK)
+            slot = (key, window)
+            if cleanup <= time and not timers.contains(domain, key, window, end):
+                if contents is not None:
+                    in_memory[slot] = contents
+                timers_of = fresh
+            else:
+                if contents is not None:
+                    table[slot] = contents
+                    dirty.add(slot)
+                elif slot in table:
+                    del table[slot]
+                    dirty.add(slot)
+                timers_of = register
+            timers_of.append((key, window, end))
+            if end < cleanup < MAX_WATERMARK:
+                timers_of.append((key, window, cleanup))
+        timers.register_all(domain, register)
+        return in_memory, fresh
+
+    def _on_due_timer(self, key, window, timestamp, in_memory) -> None:
+        """The trigger's timer fires the window; the cleanup timer (the same one without
+        allowed lateness) clears it."""
+        slot = (key, window)
+        end = window.end - 1
+        if timestamp == end:
+            contents = in_memory[slot] if slot in in_memory else self._table.get(slot)
+            if contents is not None and self._result is not None:
+                contents = self._result(contents)
+            if contents is not None and contents != []:
+                self.backend.set_current_key(key)
+                self._fire(window, contents)
+        if timestamp == (min(end + self.allowed_lateness, MAX_WATERMARK)
+                         if self.event_time else end):
+            if in_memory.pop(slot, None) is None and slot in self._table:
+                del self._table[slot]
+                self._dirty.add(slot)
+            if self._clears:
+                self.backend.set_current_key(key)
+                self.window_context._window = window
+                self.function.clear(self.window_context)
