@@ -143,9 +143,16 @@ def test_name_registered_with_another_kind_is_rejected(backend):
         backend.state(StateSpec("x", StateKind.VALUE))
 
 
-def test_value_table_is_only_for_value_state(backend):
-    with pytest.raises(TypeError, match=r"value_table\(\) needs value state, got list state 'x'"):
+def test_value_table_is_only_for_states_of_one_value(backend):
+    with pytest.raises(TypeError, match=r"needs value, reducing or aggregating state without "
+                                        r"time-to-live, got list state 'x'"):
         backend.value_table(StateSpec("x", StateKind.LIST))
+    with pytest.raises(TypeError, match="got value state 'y'"):
+        backend.value_table(StateSpec("y", StateKind.VALUE, with_ttl=True))
+    table, dirty = backend.value_table(StateSpec("sum", StateKind.REDUCING, lambda a, b: a + b))
+    backend.set_current_key("k")
+    backend.state(StateSpec("sum", StateKind.REDUCING, lambda a, b: a + b)).add(2)
+    assert table[("k", None)] == 2 and dirty
 
 
 def test_merge_namespaces_folds_windows_into_one():
