@@ -120,6 +120,11 @@ def _edges_into(edge_ids, result):
     return []
 
 
+def _feeds_another(plan, stage) -> bool:
+    return any(plan.nodes[plan.edges[e].src].stage == stage.id
+               for other in plan.stages for e in other.in_edges)
+
+
 def _target_partition(target: int) -> int:
     return target
 
@@ -202,14 +207,19 @@ class SparkExecutor(Executor):
                     stage.parallelism, _target_partition)
                 run = functools.partial(_run_stage, load, job.run_id, stage.id, batch,
                                         self.task_attempts)
-            outputs[stage.id] = rdd.mapPartitionsWithIndex(run).persist(
-                StorageLevel.MEMORY_AND_DISK)
+            outputs[stage.id] = rdd.mapPartitionsWithIndex(run)
+        # A stage that feeds another is read twice (by the shuffle and for the driver's
+        # results): kept, so it runs once. A batch of one stage is one mapPartitions job.
+        feeding = [outputs[s.id] for s in plan.stages if _feeds_another(plan, s)]
+        for out in feeding:
+            out.persist(StorageLevel.MEMORY_AND_DISK)
+        to_driver = [out.filter(for_driver) for out in outputs.values()]
         try:
-            results = sc.union([out.filter(for_driver) for out in outputs.values()]).collect()
+            results = (to_driver[0] if len(to_driver) == 1 else sc.union(to_driver)).collect()
         except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
             raise JobExecutionException(f"Spark failed to run batch {batch.batch_id}: {e}") from e
         finally:
-            for out in outputs.values():
+            for out in feeding:
                 out.unpersist()
         return results
 
