@@ -33,18 +33,27 @@ class WindowFunctionCall:
         self.kind = kind
         self.single = single
 
-    def __call__(self, key, window, context, contents):
-        inputs = [contents] if self.single else contents
-        kind, f = self.kind, self.function
+    def bind(self, context):
+        """The call as a function of ``(key, window, contents)`` returning the results (an
+        iterable or None), for this kind, with ``context`` the ProcessWindowFunction's."""
+        kind, f, single = self.kind, self.function, self.single
         if kind == "none":
-            return [contents]
-        if kind == "apply":
-            return f.apply(key, window, inputs)
-        if kind == "process":
-            return f.process(key, context, inputs)
-        if kind == "apply_all":
-            return f.apply(window, inputs)
-        return f.process(context, inputs)  # process_all
+            return lambda key, window, contents: (contents,)
+        if kind in ("apply", "apply_all"):
+            apply = f.apply
+            if kind == "apply_all":
+                return lambda key, window, contents: apply(window, [contents] if single
+                                                           else contents)
+            return lambda key, window, contents: apply(key, window, [contents] if single
+                                                       else contents)
+        process = f.process
+
+        def call(key, window, contents):
+            context._window = window
+            inputs = [contents] if single else contents
+            return process(key, context, inputs) if kind == "process" \
+                else process(context, inputs)  # process_all
+        return call
 
 
 class _AssignerContext:
@@ -193,6 +202,7 @@ class WindowOperator(UdfOperator):
         self.assigner_context = _AssignerContext(self)
         self.trigger_context = _TriggerContext(self)
         self.window_context = _ProcessWindowContext(self)
+        self.call_window = self.call.bind(self.window_context)
         self._out = None
 
     def state_of(self, state_descriptor):
@@ -280,9 +290,7 @@ class WindowOperator(UdfOperator):
             self.contents.clear()
 
     def _fire(self, window, contents) -> None:
-        key = self.backend.get_current_key()
-        self.window_context._window = window
-        results = self.call(key, window, self.window_context, contents)
+        results = self.call_window(self.backend.get_current_key(), window, contents)
         timestamp, element = window.max_timestamp(), self.task.shape.element
         for result in () if results is None else results:
             self._out.append(element(result, timestamp))

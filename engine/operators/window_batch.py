@@ -34,6 +34,7 @@ from ..time.windows import (MIN_LONG, SlidingEventTimeWindows, SlidingProcessing
                             TumblingProcessingTimeWindows)
 from .window import WindowOperator
 
+_ABSENT = object()
 _DEFAULT_TRIGGERS = {
     TumblingEventTimeWindows: EventTimeTrigger,
     SlidingEventTimeWindows: EventTimeTrigger,
@@ -155,8 +156,7 @@ class BatchWindowOperator(WindowOperator):
             if fresh:
                 fresh = sorted(timers.entries_of(fresh))
                 due = heapq.merge(due, fresh) if due else fresh
-            for timestamp, _, _, _, key, window in due:
-                self._on_due_timer(key, window, timestamp, in_memory)
+            self._fire_due(due, in_memory, out)
         except OperatorError:
             raise
         except Exception as e:
@@ -164,6 +164,38 @@ class BatchWindowOperator(WindowOperator):
         finally:
             self.backend.set_current_namespace(None)
         self._emit(out, [])
+
+    def _fire_due(self, due, in_memory, out) -> None:
+        """Each due timer in order: the trigger's (at the window's ``max_timestamp()``)
+        fires the window; the cleanup timer (the same one without allowed lateness)
+        clears it."""
+        table, dirty, result_of = self._table, self._dirty, self._result
+        call, set_key, timed = self.call_window, self.backend.set_current_key, \
+            self.task.shape.timed
+        lateness = self.allowed_lateness if self.event_time else 0
+        clears = self._clears
+        for timestamp, _, _, _, key, window in due:
+            slot = (key, window)
+            end = window.end - 1
+            if timestamp == end:
+                contents = in_memory.get(slot, _ABSENT)
+                if contents is _ABSENT:
+                    contents = table.get(slot)
+                if contents is not None and result_of is not None:
+                    contents = result_of(contents)
+                if contents is not None and contents != []:
+                    set_key(key)
+                    results = call(key, window, contents)
+                    if results is not None:
+                        out.extend([(end, result) for result in results] if timed else results)
+            if timestamp == min(end + lateness, MAX_WATERMARK):
+                if in_memory.pop(slot, _ABSENT) is _ABSENT and slot in table:
+                    del table[slot]
+                    dirty.add(slot)
+                if clears:
+                    set_key(key)
+                    self.window_context._window = window
+                    self.function.clear(self.window_context)
 
     def _write_batch(self, time):
         """Writes the batch's windows back to state and registers their timers, except
@@ -195,25 +227,3 @@ class BatchWindowOperator(WindowOperator):
                 timers_of.append((key, window, cleanup))
         timers.register_all(domain, register)
         return in_memory, fresh
-
-    def _on_due_timer(self, key, window, timestamp, in_memory) -> None:
-        """The trigger's timer fires the window; the cleanup timer (the same one without
-        allowed lateness) clears it."""
-        slot = (key, window)
-        end = window.end - 1
-        if timestamp == end:
-            contents = in_memory[slot] if slot in in_memory else self._table.get(slot)
-            if contents is not None and self._result is not None:
-                contents = self._result(contents)
-            if contents is not None and contents != []:
-                self.backend.set_current_key(key)
-                self._fire(window, contents)
-        if timestamp == (min(end + self.allowed_lateness, MAX_WATERMARK)
-                         if self.event_time else end):
-            if in_memory.pop(slot, None) is None and slot in self._table:
-                del self._table[slot]
-                self._dirty.add(slot)
-            if self._clears:
-                self.backend.set_current_key(key)
-                self.window_context._window = window
-                self.function.clear(self.window_context)
