@@ -167,6 +167,18 @@ def test_a_record_that_cannot_cross_a_shuffle_is_named(env_factory):
         env.execute()
 
 
+def test_records_that_refer_to_themselves_cross_a_shuffle():
+    def self_referring(x):
+        record = {"x": x}
+        record["self"] = record
+        return record
+
+    env = make_env("local", parallelism=2)
+    got = env.from_collection([1, 2, 3]).map(self_referring).rebalance() \
+        .map(lambda r: (r["x"], r["self"] is r)).execute_and_collect()
+    assert sorted(got) == [(1, True), (2, True), (3, True)]
+
+
 def test_keyed_process_function_on_a_plain_stream_fails_at_build_time():
     from api.datastream import KeyedProcessFunction
 
