@@ -4,6 +4,7 @@ A router owns one list per target partition (a chunk); the task ships the
 non-empty chunks after the batch, so records cross a shuffle in batches.
 """
 import random
+from operator import itemgetter
 from typing import Callable, List
 
 from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
@@ -66,8 +67,8 @@ class Router:
                 for record in records:
                     chunks[rng.randrange(down_p)].append(record)
             return shuffle
-        if strategy == HASH:
-            return self._hash_route(self._key_of(partitioning), down_p, max_p)
+        if strategy == HASH:  # the key selector gets values, not timed elements
+            return self._hash_route(partitioning.key_selector.get_key, down_p, max_p)
         if strategy == CUSTOM:
             return self._custom_route(partitioning, down_p)
         raise ValueError(f"unknown ship strategy {strategy}")
@@ -79,27 +80,28 @@ class Router:
         name = self.name
         chunks = self.chunks
         with_key = self.keyed_target
+        values = _values if self.shape.timed else None
 
         def target_of(key):
             return compute_operator_index_for_key_group(
                 max_p, down_p, assign_key_group(key, max_p))
 
         def hash_route(records):
-            record = None
-            try:
-                for record in records:
-                    key = get_key(record)
-                    try:
-                        target = cache[key]
-                    except KeyError:
-                        target = target_of(key)
-                        if len(cache) < KEY_CACHE_LIMIT:
-                            cache[key] = target
-                    except TypeError:  # unhashable key, e.g. a list
-                        target = target_of(key)
-                    chunks[target].append((key, record) if with_key else record)
+            try:  # the key selector over the whole chunk at once
+                keys = list(map(get_key, records if values is None else values(records)))
             except Exception as e:
-                raise OperatorError.wrap(f"{name} (key selector)", record, e) from None
+                raise OperatorError.wrap(f"{name} (key selector)",
+                                         _failing(get_key, records, values), e) from None
+            for record, key in zip(records, keys):
+                try:
+                    target = cache[key]
+                except KeyError:
+                    target = target_of(key)
+                    if len(cache) < KEY_CACHE_LIMIT:
+                        cache[key] = target
+                except TypeError:  # unhashable key, e.g. a list
+                    target = target_of(key)
+                chunks[target].append((key, record) if with_key else record)
         return hash_route
 
     def _key_of(self, partitioning) -> Callable:
@@ -123,6 +125,21 @@ class Router:
                                         "")
                 chunks[target].append(record)
         return custom_route
+
+
+def _values(elements: list):
+    """The values of timed elements ``(timestamp, value)``."""
+    return map(itemgetter(1), elements)
+
+
+def _failing(get_key, records: list, values) -> object:
+    """The first record whose key selection fails (key selectors are deterministic)."""
+    for record, value in zip(records, records if values is None else values(records)):
+        try:
+            get_key(value)
+        except Exception:
+            return record
+    return None
 
 
 def _rescale_targets(subtask: int, up_p: int, down_p: int) -> List[int]:

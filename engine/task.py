@@ -196,7 +196,7 @@ class StageInstance:
             # Broadcast side first, then input 0, then input 1; from each, the upstream
             # subtasks in order: the same order on every subtask and every run.
             for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
-                entry[chunk.edge](pickle.loads(chunk.payload))
+                entry[chunk.edge](_unpickled(chunk.payload))
         self.current_watermark = batch.watermark
         operators = [self.operators[n] for n in self.stage.nodes]
         flush = batch.is_final and batch.batch_mode
@@ -228,6 +228,10 @@ def _pickled(operator: str, chunk: list) -> bytes:
         bad = next((r for r in chunk if not _picklable(r)), chunk[0])
         cause = TypeError(f"the record cannot be pickled to reach the next stage: {e}")
         raise OperatorError.wrap(operator, bad, cause) from None
+
+
+def _unpickled(payload: bytes) -> list:
+    return pickle.loads(payload)
 
 
 def _pickled_without_memo(chunk: list) -> bytes:
