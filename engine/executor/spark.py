@@ -6,6 +6,7 @@ partition index. Stage outputs are persisted for the batch, so a stage feeding
 several shuffles and the driver runs once.
 """
 import functools
+import itertools
 import logging
 import os
 import re
@@ -114,15 +115,19 @@ def _load_job(broadcast) -> CompiledJob:
     return cloudpickle.loads(job)
 
 
-def _edges_into(edge_ids, result):
-    if isinstance(result, DataChunk) and result.edge in edge_ids:
-        return [(result.target, result)]
-    return []
+def _edges_into(edge_ids, carries_results: bool, result):
+    if isinstance(result, DataChunk):
+        return [(result.target, result)] if result.edge in edge_ids else []
+    return [(0, result)] if carries_results else []
 
 
-def _feeds_another(plan, stage) -> bool:
-    return any(plan.nodes[plan.edges[e].src].stage == stage.id
-               for other in plan.stages for e in other.in_edges)
+def _downstream_stages(plan) -> Dict[int, List[int]]:
+    """Stage id -> the ids of the stages its chunks go to, in plan order."""
+    downstream = {stage.id: [] for stage in plan.stages}
+    for stage in plan.stages:
+        for upstream in sorted({plan.nodes[plan.edges[e].src].stage for e in stage.in_edges}):
+            downstream[upstream].append(stage.id)
+    return downstream
 
 
 def _target_partition(target: int) -> int:
@@ -148,8 +153,11 @@ def _run_source_stage(load, run_id, stage_id, batch, max_attempts, partition, ra
 
 
 def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
-    return _retrying(run_task(load, run_id, stage_id, partition, batch, (v for _, v in pairs)),
-                     max_attempts)
+    chunks, carried = [], []  # carried: upstream results for the driver
+    for _, item in pairs:
+        (chunks if isinstance(item, DataChunk) else carried).append(item)
+    return itertools.chain(carried, _retrying(
+        run_task(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
 def _commit(committer, batch_id, item):
@@ -193,6 +201,7 @@ class SparkExecutor(Executor):
         plan = job.plan
         load = functools.partial(_load_job, self._broadcast)
         outputs = {}
+        downstream = _downstream_stages(plan)
         for stage in plan.stages:
             if stage.is_source:
                 rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
@@ -201,19 +210,22 @@ class SparkExecutor(Executor):
             else:
                 edge_ids = frozenset(stage.in_edges)
                 upstream = sorted({plan.nodes[plan.edges[e].src].stage for e in stage.in_edges})
-                parts = [outputs[s].flatMap(functools.partial(_edges_into, edge_ids))
-                         for s in upstream]
+                # An upstream stage's results for the driver ride along with its chunks to
+                # partition 0 of its first downstream stage, whose task passes them on.
+                parts = [outputs[s].flatMap(functools.partial(
+                    _edges_into, edge_ids, downstream[s][0] == stage.id)) for s in upstream]
                 rdd = (parts[0] if len(parts) == 1 else sc.union(parts)).partitionBy(
                     stage.parallelism, _target_partition)
                 run = functools.partial(_run_stage, load, job.run_id, stage.id, batch,
                                         self.task_attempts)
             outputs[stage.id] = rdd.mapPartitionsWithIndex(run)
-        # A stage that feeds another is read twice (by the shuffle and for the driver's
-        # results): kept, so it runs once. A batch of one stage is one mapPartitions job.
-        feeding = [outputs[s.id] for s in plan.stages if _feeds_another(plan, s)]
+        # A stage that feeds several stages is kept, so it runs once; the driver collects
+        # the last stages only: a batch of one stage is one mapPartitions job.
+        feeding = [outputs[s] for s, stages in downstream.items() if len(stages) > 1]
         for out in feeding:
             out.persist(StorageLevel.MEMORY_AND_DISK)
-        to_driver = [out.filter(for_driver) for out in outputs.values()]
+        to_driver = [outputs[s.id].filter(for_driver) for s in plan.stages
+                     if not downstream[s.id]]
         try:
             results = (to_driver[0] if len(to_driver) == 1 else sc.union(to_driver)).collect()
         except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
