@@ -230,11 +230,11 @@ def run(opts, session, rate: float, seconds: float, warmup: float) -> Measuremen
     cuts = [b.cut for b in timeline.batches]
     latency, committed, waiting, in_batch = [], [], [], []
     for created, sunk in pairs:
-        if created < since:
-            continue
         batch = timeline.batches[min(bisect.bisect_left(cuts, created), len(cuts) - 1)]
         batch.first_sunk = min(sunk, batch.first_sunk or sunk)
         batch.last_sunk = max(sunk, batch.last_sunk or sunk)
+        if created < since:
+            continue
         latency.append((sunk - created) * 1000)
         waiting.append((batch.cut - created) * 1000)
         in_batch.append((sunk - batch.cut) * 1000)
