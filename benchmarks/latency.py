@@ -291,6 +291,8 @@ def report(executor: str, rate: float, m: Measurement) -> None:
 
 
 def _nothing_to_ship(partition, rows):
+    for _ in rows:  # (a Python worker that leaves input unread is not reused)
+        pass
     return [(partition, "chunk"), "for the driver"]
 
 
