@@ -16,7 +16,8 @@ count of N = max(largest --n, K) records over K distinct int keys (``key_by`` ->
 KeyedProcessFunction with a ValueState counter -> a counting sink; every key is set) --
 at each K of ``--keys``, in micro-batches of ``--micro-batch-size`` (default 500,000 per
 split). Beside records/s: the peak resident memory during the run of the driver process
-and of the other Python processes under it (Spark's Python workers), sampled every
+and of the other Python processes under it (Spark's Python workers and their daemon,
+RSS added up: pages they share after the fork count once per process), sampled every
 0.25 s, and the driver's lifetime peak (``resource.getrusage``), so memory that grows
 with N or K shows.
 """
