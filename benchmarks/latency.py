@@ -296,31 +296,23 @@ def _nothing_to_ship(partition, rows):
     return [(partition, "chunk"), "for the driver"]
 
 
-def _chunks(row):
-    return [row] if isinstance(row, tuple) else []
-
-
-def _for_driver(row):
-    return not isinstance(row, tuple)
+def _chunks_and_results(row):
+    """The first stage's chunk to its target, its result for the driver to partition 0."""
+    return [row] if isinstance(row, tuple) else [(0, row)]
 
 
 def spark_floor(session, parallelism: int, runs: int = 20) -> List[float]:
     """ms of Spark jobs built as ``SparkExecutor.run_batch`` builds a batch of this job
-    (two stages of ``mapPartitionsWithIndex``, persisted, a ``partitionBy`` between, the
-    union of both stages' results for the driver collected) whose Python functions do
-    nothing: Spark's own cost per batch."""
-    from pyspark import StorageLevel
+    (two stages of ``mapPartitionsWithIndex`` with a ``partitionBy`` between, which also
+    carries the first stage's results for the driver; the second stage collected) whose
+    Python functions do nothing: Spark's own cost per batch."""
     sc = session.sparkContext
     seconds = []
     for _ in range(runs):
         started = time.perf_counter()
-        first = sc.parallelize([[]] * parallelism, parallelism) \
-            .mapPartitionsWithIndex(_nothing_to_ship).persist(StorageLevel.MEMORY_AND_DISK)
-        second = first.flatMap(_chunks).partitionBy(parallelism, int) \
-            .mapPartitionsWithIndex(_nothing_to_ship).persist(StorageLevel.MEMORY_AND_DISK)
-        sc.union([first.filter(_for_driver), second.filter(_for_driver)]).collect()
-        first.unpersist()
-        second.unpersist()
+        sc.parallelize([[]] * parallelism, parallelism) \
+            .mapPartitionsWithIndex(_nothing_to_ship).flatMap(_chunks_and_results) \
+            .partitionBy(parallelism, int).mapPartitionsWithIndex(_nothing_to_ship).collect()
         seconds.append((time.perf_counter() - started) * 1000)
     return sorted(seconds)
 

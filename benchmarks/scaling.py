@@ -38,9 +38,9 @@ from api.datastream.connectors import NumberSequenceSource
 from api.datastream.functions import SinkFunction
 from api.datastream.state import ValueStateDescriptor
 
+from .run import WARM_UP_N, best_of, timed
 from .workloads import WORKLOADS
 
-WARM_UP_N = 1000
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 # Workloads whose results do not depend on the parallelism (W4's timers fire by the
 # splits' watermarks, which do).
@@ -200,12 +200,6 @@ def lifetime_peak_mb() -> float:
 
 
 # --- the two modes --------------------------------------------------------------------------
-def timed(fn, *args):
-    started = time.perf_counter()
-    result = fn(*args)
-    return result, time.perf_counter() - started
-
-
 def run_parallelism(opts) -> List[dict]:
     """Each workload at parallelism 1 and 2; returns a row per workload."""
     rows = []
@@ -215,9 +209,8 @@ def run_parallelism(opts) -> List[dict]:
         for parallelism in (1, 2):
             opts.parallelism = parallelism
             opts.micro_batch_size = opts.batch_size or -(-opts.n // parallelism)
-            run(opts, WARM_UP_N)
-            sink, seconds = min((timed(run, opts, opts.n) for _ in range(opts.repeat)),
-                                key=lambda r: r[1])
+            run(opts, WARM_UP_N).gathered()
+            sink, seconds = best_of(opts.repeat, run, opts)
             rates[parallelism], sinks[parallelism] = opts.n / seconds, sink
         assert sinks[1].count == sinks[2].count or name not in SAME_RESULTS, name
         assert sinks[1].last == sinks[2].last or name not in SAME_RESULTS, name
@@ -248,9 +241,11 @@ def run_growth(opts) -> List[dict]:
     opts.micro_batch_size = opts.batch_size or 500_000
     sizes = [int(n) for n in opts.n.split(",")] if opts.n else []
     if sizes:
-        run(opts, WARM_UP_N)
+        run(opts, WARM_UP_N).gathered()
     for n in sizes:
-        rows.append(_growth_row(opts.workload.upper(), n, lambda: run(opts, n).count))
+        row = _growth_row(opts.workload.upper(), n, run, opts, n)
+        row["result"] = row["result"].gathered().count  # outside the timing
+        rows.append(row)
     if opts.keys:
         keyed_count(opts, WARM_UP_N, 10)
     for keys in (int(k) for k in opts.keys.split(",")) if opts.keys else ():
