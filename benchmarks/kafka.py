@@ -33,7 +33,7 @@ GUARANTEES = {"none": DeliveryGuarantee.NONE, "at-least-once": DeliveryGuarantee
 upper = str.upper
 
 
-def _env(opts, session, **conf) -> StreamExecutionEnvironment:
+def environment(opts, session, **conf) -> StreamExecutionEnvironment:
     config = Configuration()
     config.set_string("execution.executor", opts.executor)
     config.set_string("execution.micro-batch.size", str(opts.micro_batch_size))
@@ -62,7 +62,7 @@ def _sink(bootstrap, topic, guarantee):
 
 def run_engine(opts, session, bootstrap, source_topic, guarantee) -> float:
     out = create_topic(bootstrap, unique_topic("out"), 2)
-    env = _env(opts, session)
+    env = environment(opts, session)
     env.from_source(_source(bootstrap, source_topic, bounded=True),
                     WatermarkStrategy.no_watermarks(), "in") \
         .map(upper, Types.STRING()).sink_to(_sink(bootstrap, out, guarantee))
@@ -114,7 +114,7 @@ def measure_latency(opts, session, bootstrap, rate: int, seconds: float):
     from confluent_kafka import Consumer, Producer, TopicPartition
     source_topic = create_topic(bootstrap, unique_topic("lat-in"), 2)
     out = create_topic(bootstrap, unique_topic("lat-out"), 2)
-    env = _env(opts, session, **{"execution.micro-batch.interval": opts.interval_ms})
+    env = environment(opts, session, **{"execution.micro-batch.interval": opts.interval_ms})
     env.from_source(_source(bootstrap, source_topic, bounded=False),
                     WatermarkStrategy.no_watermarks(), "in") \
         .key_by(lambda v: v).process(CountWithInputTime(), Types.STRING()) \

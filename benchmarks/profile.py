@@ -58,7 +58,7 @@ def instrument(own: OwnTime) -> None:
     """Wraps the engine's operator methods, routers and chunk (un)pickling in ``own``."""
     import engine.operators.async_io, engine.operators.io, engine.operators.keyed  # noqa
     import engine.operators.timestamps, engine.operators.two_input  # noqa
-    import engine.operators.udf, engine.operators.window_batch  # noqa
+    import engine.operators.udf, engine.operators.window_batch  # noqa: F401
     for cls in set(_operator_classes()):
         for method in _TIMED_METHODS:
             if method in cls.__dict__:

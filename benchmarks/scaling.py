@@ -32,14 +32,14 @@ import time
 import uuid
 from typing import Dict, List, Tuple
 
-from api.common import Configuration, Types, WatermarkStrategy
-from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from api.common import Types, WatermarkStrategy
+from api.datastream import KeyedProcessFunction
 from api.datastream.connectors import NumberSequenceSource
 from api.datastream.functions import SinkFunction
 from api.datastream.state import ValueStateDescriptor
 
 from .run import WARM_UP_N, best_of, timed
-from .workloads import WORKLOADS
+from .workloads import WORKLOADS, environment
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 # Workloads whose results do not depend on the parallelism (W4's timers fire by the
@@ -106,19 +106,9 @@ def expected_count_sum(n: int, keys: int) -> int:
     return r * (q + 1) * (q + 2) // 2 + (keys - r) * q * (q + 1) // 2
 
 
-def _env(opts) -> StreamExecutionEnvironment:
-    conf = Configuration()
-    conf.set_string("execution.executor", opts.executor)
-    conf.set_string("execution.micro-batch.size", str(opts.micro_batch_size))
-    conf.set_string("state.backend.type", opts.state_backend)
-    env = StreamExecutionEnvironment.get_execution_environment(conf, opts.session)
-    env.set_parallelism(opts.parallelism)
-    return env
-
-
 def keyed_count(opts, n: int, keys: int) -> Tuple[int, int, int]:
     """Runs the keyed rolling count; returns the sink's (results, count sum, firsts)."""
-    env = _env(opts)
+    env = environment(opts)
     sink = CountCheckSink()
     env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(),
                     "numbers").map(KeyOf(keys)).key_by(lambda key: key) \

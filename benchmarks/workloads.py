@@ -54,7 +54,7 @@ class CountSink(SinkFunction):
         return total
 
 
-def _env(opts) -> StreamExecutionEnvironment:
+def environment(opts) -> StreamExecutionEnvironment:
     conf = Configuration()
     conf.set_string("execution.executor", opts.executor)
     conf.set_string("execution.micro-batch.size", str(opts.micro_batch_size))
@@ -75,7 +75,7 @@ not_multiple_of_3 = lambda x: x % 3 != 0  # noqa: E731
 
 
 def w1(opts, n: int) -> CountSink:
-    env = _env(opts)
+    env = environment(opts)
     sink = CountSink()
     _numbers(env, n).map(double).filter(not_multiple_of_3).add_sink(sink)
     env.execute("W1")
@@ -99,7 +99,7 @@ add_counts = lambda a, b: (a[0], a[1] + b[1])                 # noqa: E731
 
 
 def w2(opts, n: int) -> CountSink:
-    env = _env(opts)
+    env = environment(opts)
     sink = CountSink(key=word_of)
     _numbers(env, n).map(to_word).key_by(word_of).reduce(add_counts).add_sink(sink)
     env.execute("W2")
@@ -158,7 +158,7 @@ class CountUntilTimer(KeyedProcessFunction):
 
 
 def w4(opts, n: int) -> CountSink:
-    env = _env(opts)
+    env = environment(opts)
     sink = CountSink(key=fired_at)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(
         Duration.of_seconds(OUT_OF_ORDERNESS_MS // 1000)).with_timestamp_assigner(EventTime())
@@ -272,7 +272,7 @@ class SumWithKeyAndStart(WindowFunction):
 
 
 def _windowed(opts, n: int, assigner):
-    env = _env(opts)
+    env = environment(opts)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(
         Duration.of_seconds(OUT_OF_ORDERNESS_MS // 1000)).with_timestamp_assigner(EventTime())
     return env, (_numbers(env, n).map(to_valued_event)

@@ -11,7 +11,7 @@ import argparse
 import os
 import time
 
-from benchmarks.workloads import CountSink, _env
+from benchmarks.workloads import CountSink, environment
 
 from .generator import GeneratorConfig, nexmark_source
 from .queries import QUERIES
@@ -28,7 +28,7 @@ FLINK_1_13_PER_CORE_K = {"q0": 155.02, "q1": 157.94, "q2": 175.21, "q3": 152.12,
 
 def run_query(opts, name: str, n: int) -> int:
     """Runs query ``name`` over ``n`` events; returns the number of results."""
-    env = _env(opts)
+    env = environment(opts)
     sink = CountSink()
     config = GeneratorConfig(opts.seed, opts.event_rate)
     QUERIES[name].build(nexmark_source(env, n, config)).add_sink(sink)
