@@ -187,7 +187,7 @@ class SparkExecutor(Executor):
         self._broadcast = None
         self._bundle = bundle
         self.shares_driver_disk = self.sc.master.startswith("local")
-        self.task_attempts = task_attempts(self.sc.master, self.sc.getConf())
+        self.task_attempts = task_attempts(self.sc.master, session.conf)  # one lookup at most
 
     def start(self, job: CompiledJob) -> None:
         self.job = job
