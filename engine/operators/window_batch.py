@@ -65,34 +65,27 @@ class BatchWindowOperator(WindowOperator):
         self._slide = getattr(assigner, "_slide", assigner._size)
         self._offset = assigner._offset
         self._table, self._dirty = self.backend.value_table(self.contents_spec)
-        self._fold = self._folding()
-        self._result = (self.contents_function.get_result
-                        if self.contents_kind == "aggregating" else None)
-        self._batch = {}  # (key, window start) -> [window, contents]
+        function = self.contents_function
+        if self.contents_kind == "reducing":
+            self._reduce = getattr(function, "reduce", function)
+            self._create_accumulator = self._accumulate = self._result = None
+        else:
+            self._reduce = None
+            self._create_accumulator = function.create_accumulator
+            self._accumulate, self._result = function.add, function.get_result
+        self._batch = {}  # key -> {window start: [window, contents]}
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
         self._clears = (self.call.kind in ("process", "process_all")
                         and hasattr(self.function, "clear"))
 
-    def _folding(self):
-        """fold(contents, value) -> new contents (None: empty), as the state's ``add``."""
-        if self.contents_kind == "reducing":
-            function = self.contents_function
-            reduce = getattr(function, "reduce", function)
-            return lambda reduced, value: value if reduced is None else reduce(reduced, value)
-        function = self.contents_function
-        create, add = function.create_accumulator, function.add
-
-        def aggregate(accumulator, value):
-            if value is None:  # as the aggregating state: adding None empties it
-                return None
-            return add(value, create() if accumulator is None else accumulator)
-        return aggregate
-
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
+        """Folds each element into its windows' batch entries, as the state's ``add``
+        would: reduce(contents, value), or add(value, accumulator) (None empties)."""
         self._out = []
         late = []
-        batch, table, fold = self._batch, self._table, self._fold
+        batch, table = self._batch, self._table
+        reduce, create, add = self._reduce, self._create_accumulator, self._accumulate
         size, slide, offset = self._size, self._slide, self._offset
         event_time, timed = self.event_time, self.task.shape.timed
         watermark = self.task.clock.current_watermark if event_time else MIN_WATERMARK
@@ -109,17 +102,26 @@ class BatchWindowOperator(WindowOperator):
                     self.assigner.assign_windows(value, MIN_WATERMARK, self.assigner_context)
                 else:
                     time = timestamp
+                windows = batch.get(key)
+                if windows is None:
+                    windows = batch[key] = {}
                 start = time - (time - offset) % slide
                 added = False
                 while start > time - size:
                     if start + size - 1 <= watermark:  # the watermark passed the window
                         added = self._add_late(key, value, timestamp, start) or added
                     else:
-                        entry = batch.get((key, start))
+                        entry = windows.get(start)
                         if entry is None:
                             window = TimeWindow(start, start + size)
-                            entry = batch[(key, start)] = [window, table.get((key, window))]
-                        entry[1] = fold(entry[1], value)
+                            entry = windows[start] = [window, table.get((key, window))]
+                        contents = entry[1]
+                        if reduce is not None:
+                            entry[1] = value if contents is None else reduce(contents, value)
+                        elif value is None:
+                            entry[1] = None
+                        else:
+                            entry[1] = add(value, create() if contents is None else contents)
                         added = True
                     start -= slide
                 if not added and event_time and timestamp + lateness <= watermark:
@@ -206,7 +208,9 @@ class BatchWindowOperator(WindowOperator):
         table, dirty = self._table, self._dirty
         in_memory, fresh, register = {}, [], []
         lateness = self.allowed_lateness if self.event_time else 0
-        for (key, _), (window, contents) in batch.items():
+        for key, window, contents in (
+                (key, window, contents) for key, windows in batch.items()
+                for window, contents in windows.values()):
             end = window.end - 1
             cleanup = min(end + lateness, MAX_WATERMARK)
             slot = (key, window)
