@@ -16,6 +16,7 @@ add up to slightly more than an untimed run.
 """
 import argparse
 import collections
+import importlib
 import time
 
 from engine import routing, task
@@ -24,6 +25,8 @@ from engine.operators.base import Operator
 from .run import WARM_UP_N, parse_args
 from .workloads import WORKLOADS
 
+_OPERATOR_MODULES = ("async_io", "io", "keyed", "timestamps", "two_input", "udf", "window",
+                     "window_batch")
 _TIMED_METHODS = ("process_chunk", "fire_timers", "end_input", "run", "_process")
 
 
@@ -56,9 +59,11 @@ def _operator_classes(cls=Operator):
 
 def instrument(own: OwnTime) -> None:
     """Wraps the engine's operator methods, routers and chunk (un)pickling in ``own``."""
-    import engine.operators.async_io, engine.operators.io, engine.operators.keyed  # noqa
-    import engine.operators.timestamps, engine.operators.two_input  # noqa
-    import engine.operators.udf, engine.operators.window_batch  # noqa: F401
+    for module in _OPERATOR_MODULES:  # every operator class defined before wrapping
+        try:
+            importlib.import_module(f"engine.operators.{module}")
+        except ModuleNotFoundError:  # (older engine versions, for before/after profiles)
+            pass
     for cls in set(_operator_classes()):
         for method in _TIMED_METHODS:
             if method in cls.__dict__:

@@ -1,5 +1,7 @@
 """The operator of ``assign_timestamps_and_watermarks``: stamps each record with its
 event time; the largest timestamp of each batch feeds the driver's watermark."""
+from operator import itemgetter
+
 from ..batch import MaxTimestamp
 from ..errors import OperatorError
 from .base import Operator
@@ -22,19 +24,18 @@ class TimestampsOperator(Operator):
 
     def process_chunk(self, records):
         extract = self.timestamp_assigner.extract_timestamp
-        cursor = self.cursor
         out = []
         append = out.append
         value = None
         try:
-            for value in cursor.records(records):
-                append((extract(value, cursor.timestamp), value))
+            for timestamp, value in records:  # (timestamp, value) elements: a timed job
+                append((extract(value, timestamp), value))
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
         if out:
             split = self.task.clock.current_split
             input_id = self.task.subtask if split is None else split
-            batch_max = max(ts for ts, _ in out)
+            batch_max = max(map(itemgetter(0), out))
             if batch_max > self.max_timestamps.get(input_id, batch_max - 1):
                 self.max_timestamps[input_id] = batch_max
         self.output(out)
