@@ -22,7 +22,7 @@ import time
 from engine import routing, task
 from engine.operators.base import Operator
 
-from .run import WARM_UP_N, parse_args
+from .run import WARM_UP_N, parse_args, start_session
 from .workloads import WORKLOADS
 
 _OPERATOR_MODULES = ("async_io", "io", "keyed", "timestamps", "two_input", "udf", "window",
@@ -101,10 +101,9 @@ def main(argv=None):
     instrument(own)
     spark_opts = None
     if args.spark:
-        from engine.executor.spark import get_spark_session
         spark_opts = parse_args(["--executor", "spark", "--parallelism", "2",
                                  "--micro-batch-size", str(args.n)])
-        spark_opts.session = get_spark_session(spark_opts.master, {})
+        start_session(spark_opts)
     for name in args.workloads.upper().replace(" ", "").split(","):
         run, baseline = WORKLOADS[name]
         run(opts, WARM_UP_N).gathered()

@@ -23,6 +23,15 @@ def timed(fn, *args):
     return result, time.perf_counter() - start
 
 
+def start_session(opts) -> None:
+    """Sets ``opts.session``: the Spark session of ``opts.master`` (created once, before
+    any timing) for the spark executor, None for the local one."""
+    opts.session = None
+    if opts.executor == "spark":
+        from engine.executor.spark import get_spark_session
+        opts.session = get_spark_session(opts.master, {})
+
+
 def best_of(repeat: int, fn, opts):
     """The fastest of ``repeat`` timed runs: (its gathered sink, seconds)."""
     runs = [timed(fn, opts, opts.n) for _ in range(repeat)]
@@ -47,10 +56,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     opts = parse_args(argv)
-    opts.session = None
-    if opts.executor == "spark":
-        from engine.executor.spark import get_spark_session
-        opts.session = get_spark_session(opts.master, {})
+    start_session(opts)
     header = (f"{'workload':8} {'N':>9} {'executor':8} {'par':>3} {'batch':>8} {'s':>7} "
               f"{'rec/s':>10} {'base s':>7} {'base rec/s':>10} {'ratio':>6}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "

@@ -38,7 +38,7 @@ from api.datastream.connectors import NumberSequenceSource
 from api.datastream.functions import SinkFunction
 from api.datastream.state import ValueStateDescriptor
 
-from .run import WARM_UP_N, best_of, timed
+from .run import WARM_UP_N, best_of, start_session, timed
 from .workloads import WORKLOADS, environment
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -268,10 +268,7 @@ def parse_args(argv=None):
 def main(argv=None):
     """Prints the table; returns its rows (dicts)."""
     opts = parse_args(argv)
-    opts.session = None
-    if opts.executor == "spark":
-        from engine.executor.spark import get_spark_session
-        opts.session = get_spark_session(opts.master, {})
+    start_session(opts)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.1f}, executor {opts.executor}"
           f"{' ' + opts.master if opts.executor == 'spark' else ''}, state backend "

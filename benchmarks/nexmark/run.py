@@ -11,6 +11,7 @@ import argparse
 import os
 import time
 
+from benchmarks.run import start_session
 from benchmarks.workloads import CountSink, environment
 
 from .generator import GeneratorConfig, nexmark_source
@@ -54,10 +55,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     opts = parse_args(argv)
-    opts.session = None
-    if opts.executor == "spark":
-        from engine.executor.spark import get_spark_session
-        opts.session = get_spark_session(opts.master, {})
+    start_session(opts)
     header = (f"{'query':5} {'events':>9} {'results':>9} {'s':>7} {'events/s':>10} "
               f"{'per core':>9} {'Flink 1.13 per core':>19}")
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
