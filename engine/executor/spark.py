@@ -2,8 +2,9 @@
 
 Each micro-batch is one Spark job: every stage is a ``mapPartitionsWithIndex``
 over the previous stages' chunks, moved by ``partitionBy`` on the target
-partition index. Stage outputs are persisted for the batch, so a stage feeding
-several shuffles and the driver runs once.
+partition index. A stage's results for the driver travel with its chunks to its
+first downstream stage, so the driver collects the last stages only; a stage feeding
+several stages is persisted for the batch, so that it runs once.
 """
 import functools
 import itertools

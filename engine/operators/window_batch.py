@@ -174,7 +174,6 @@ class BatchWindowOperator(WindowOperator):
         table, dirty, result_of = self._table, self._dirty, self._result
         call, set_key, timed = self.call_window, self.backend.set_current_key, \
             self.task.shape.timed
-        lateness = self.allowed_lateness if self.event_time else 0
         clears = self._clears
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
@@ -190,7 +189,7 @@ class BatchWindowOperator(WindowOperator):
                     results = call(key, window, contents)
                     if results is not None:
                         out.extend([(end, result) for result in results] if timed else results)
-            if timestamp == min(end + lateness, MAX_WATERMARK):
+            if timestamp == self._cleanup_time(window):
                 if in_memory.pop(slot, _ABSENT) is _ABSENT and slot in table:
                     del table[slot]
                     dirty.add(slot)
@@ -207,12 +206,11 @@ class BatchWindowOperator(WindowOperator):
         timers, domain = self.task.timers, self._domain
         table, dirty = self._table, self._dirty
         in_memory, fresh, register = {}, [], []
-        lateness = self.allowed_lateness if self.event_time else 0
         for key, window, contents in (
                 (key, window, contents) for key, windows in batch.items()
                 for window, contents in windows.values()):
             end = window.end - 1
-            cleanup = min(end + lateness, MAX_WATERMARK)
+            cleanup = self._cleanup_time(window)
             slot = (key, window)
             if cleanup <= time and not timers.contains(domain, key, window, end):
                 if contents is not None:

@@ -131,6 +131,11 @@ class _AfterEveryToken:
 _AFTER_EVERY_TOKEN = _AfterEveryToken()
 
 
+def _check_timestamp(timestamp) -> None:
+    if timestamp != timestamp or timestamp is None:
+        raise ValueError(f"timer timestamp must be a number, got {timestamp!r}")
+
+
 def _unknown_domain(domain) -> ValueError:
     return ValueError(f"unknown time domain {domain!r}; expected one of {DOMAINS}")
 
@@ -165,15 +170,12 @@ class InternalTimerService:
             table, dirty = backend.value_table(spec)
             self._tables[domain] = table
             self._dirty[domain] = dirty
-            entries = self._entries[domain] = {}
-            for slot in table:
-                key, (namespace, timestamp) = slot
-                entries[slot] = self.entry(key, namespace, timestamp)
-            self._index[domain] = SortedList(entries.values())
+            slots = list(table)
+            self._entries[domain] = dict(zip(slots, self.entries_of(
+                (key, namespace, timestamp) for key, (namespace, timestamp) in slots)))
+            self._index[domain] = SortedList(self._entries[domain].values())
 
-    def entry(self, key, namespace, timestamp) -> _Entry:
-        """The firing-order entry of a timer (``pop_all_due`` returns such entries); one
-        made here for a timer never registered sorts among them in firing order."""
+    def _entry(self, key, namespace, timestamp) -> _Entry:
         self._sequence += 1
         return (timestamp, order_token(key), order_token(namespace), self._sequence,
                 key, namespace)
@@ -186,15 +188,14 @@ class InternalTimerService:
         A timer whose time has already passed fires at the next ``fire`` of the
         domain (or later in the current one, if one is in progress).
         """
-        if timestamp != timestamp or timestamp is None:
-            raise ValueError(f"timer timestamp must be a number, got {timestamp!r}")
+        _check_timestamp(timestamp)
         slot = (key, (namespace, timestamp))
         table = self._table(domain)
         if slot in table:
             return
         table[slot] = True
         self._dirty[domain].add(slot)
-        entry = self.entry(key, namespace, timestamp)
+        entry = self._entry(key, namespace, timestamp)
         self._entries[domain][slot] = entry
         self._index[domain].add(entry)
 
@@ -204,6 +205,7 @@ class InternalTimerService:
         new = []
         for timer in timers:
             key, namespace, timestamp = timer
+            _check_timestamp(timestamp)
             slot = (key, (namespace, timestamp))
             if slot not in table:
                 table[slot] = True
@@ -216,8 +218,9 @@ class InternalTimerService:
         self._index[domain].update(added)
 
     def entries_of(self, timers: Iterable[Tuple[Hashable, Hashable, int]]) -> List[_Entry]:
-        """``entry`` of each ``(key, namespace, timestamp)``; a key or namespace met
-        again reuses its order token."""
+        """The firing-order entry of each ``(key, namespace, timestamp)``, as
+        ``pop_all_due`` returns them (entries of timers never registered sort among them);
+        a key or namespace met again reuses its order token."""
         tokens = {}
         entries = []
         for key, namespace, timestamp in timers:

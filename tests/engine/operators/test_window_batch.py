@@ -11,6 +11,7 @@ from api.datastream.state import ValueStateDescriptor
 from api.datastream.window import (SlidingEventTimeWindows, SlidingProcessingTimeWindows,
                                    TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from api.testing import TestStream
+from engine.errors import JobExecutionException
 from engine.operators import window_batch
 from engine.operators.window import WindowFunctionCall, WindowOperator
 from engine.operators.window_batch import BatchWindowOperator, window_operator
@@ -136,3 +137,29 @@ def test_only_the_default_triggers_with_incremental_contents_go_batch_at_a_time(
     assert operator(tumbling, ProcessingTimeTrigger()) is WindowOperator
     assert operator(tumbling, CountTrigger.of(2)) is WindowOperator
     assert operator(tumbling, EventTimeTrigger(), ("list", None)) is WindowOperator
+
+
+def test_a_failing_reduce_names_the_window_operator_and_the_record():
+    def failing(a, b):
+        if b[1] == 3:
+            raise ZeroDivisionError("no threes")
+        return a[0], a[1] + b[1]
+
+    stream = TestStream().add_elements([(("k", 1), 100), (("k", 3), 200)])
+    env = make_env("local")
+    env.from_source(stream, WatermarkStrategy.no_watermarks(), "script") \
+        .key_by(lambda r: r[0]).window(TumblingEventTimeWindows.of(Time.seconds(1))) \
+        .reduce(failing).print()
+    with pytest.raises(JobExecutionException,
+                       match=r"Operator 'Window\(Reduce\)' failed on record \('k', 3\)"
+                             r".*ZeroDivisionError: no threes"):
+        env.execute()
+
+
+def test_an_element_without_a_timestamp_is_refused_as_on_the_general_path():
+    env = make_env("local")
+    env.from_collection([("k", 1)]).key_by(lambda r: r[0]) \
+        .window(TumblingEventTimeWindows.of(Time.seconds(1))).reduce(non_associative).print()
+    with pytest.raises(JobExecutionException,
+                       match=r"Window\(Reduce\)' failed on record \('k', 1\).*no timestamp"):
+        env.execute()

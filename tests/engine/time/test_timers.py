@@ -94,6 +94,24 @@ def test_fire_in_timestamp_then_key_then_namespace_order():
     assert timers.pending(PROCESSING_TIME) == []
 
 
+def test_register_all_and_pop_all_due_agree_with_register_and_fire():
+    """The batch forms give the one-at-a-time forms' timers, dedup and firing order."""
+    timers_list = [("b", None, 2), ("a", "w2", 2), ("a", "w1", 2), (3, None, 2),
+                   ("c", None, 1), ("a", None, 9), ("b", None, 2)]
+    _, one_by_one = new_service()
+    for timer in timers_list:
+        one_by_one.register(EVENT_TIME, *timer)
+    _, batched = new_service()
+    batched.register_all(EVENT_TIME, timers_list)
+    assert batched.count(EVENT_TIME) == one_by_one.count(EVENT_TIME) == 6
+    due = batched.pop_all_due(EVENT_TIME, 2)
+    assert [(e[4], e[5], e[0]) for e in due] == list(one_by_one.fire(EVENT_TIME, 2))
+    assert batched.pending(EVENT_TIME) == one_by_one.pending(EVENT_TIME) == [(9, "a", None)]
+    assert batched.pop_all_due(EVENT_TIME, 8) == []
+    with pytest.raises(ValueError, match="timer timestamp must be a number"):
+        batched.register_all(EVENT_TIME, [("a", None, float("nan"))])
+
+
 def test_domains_fire_separately():
     _, timers = new_service()
     timers.register(EVENT_TIME, "a", None, 1)
