@@ -2,9 +2,10 @@
 partition and one micro-batch against its keyed state.
 
 A ``StageInstance`` (operators opened, keyed state loaded) stays cached in the
-worker process between batches, but nothing depends on that: a task that finds
-no instance, or one whose state is not at the batch's base version, rebuilds it
-from the state directory.
+process between batches (on Spark, the subtask's host process:
+``engine.executor.task_host``), so functions keep their in-memory fields as in
+Flink. State never depends on it: a task that finds no instance, or one whose
+state is not at the batch's base version, rebuilds it from the state directory.
 """
 import gc
 import io
@@ -294,11 +295,7 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
     instance = _instances.pop(key, None)
     try:
         if instance is None or not instance.is_at(batch.base_version):
-            job = _jobs.get(run_id)
-            if job is None:
-                job = _jobs[run_id] = load_job()
-                while len(_jobs) > CACHED_JOBS:
-                    _jobs.pop(next(iter(_jobs)))
+            job = job_of(run_id, load_job)
             instance = StageInstance(job, job.plan.stages[stage_id], partition, batch)
         with _collector_paused():
             items = list(instance.run_batch(batch, inputs))
@@ -310,6 +307,16 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
         while len(_instances) > CACHED_INSTANCES:
             _instances.popitem(last=False)
     yield from items
+
+
+def job_of(run_id: str, load_job: Callable[[], CompiledJob]) -> CompiledJob:
+    """The run's job, loaded once per process."""
+    job = _jobs.get(run_id)
+    if job is None:
+        job = _jobs[run_id] = load_job()
+        while len(_jobs) > CACHED_JOBS:
+            _jobs.pop(next(iter(_jobs)))
+    return job
 
 
 @contextmanager

@@ -121,6 +121,20 @@ def _client(kind: Callable, settings: Dict[str, Any]):
 
 _cache_lock = threading.Lock()
 _clients: Dict[tuple, Any] = {}
+_parents_clients: list = []  # in a forked process: never used, nor freed
+
+
+def _start_afresh_after_fork() -> None:
+    """A forked process (a subtask host) does not own its parent's clients, whose threads
+    did not come with it: it makes its own, and never touches the parent's (freeing one
+    would wait for threads that are not there)."""
+    global _cache_lock, _clients
+    _parents_clients.append(_clients)
+    _cache_lock, _clients = threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which has no fork)
+    os.register_at_fork(after_in_child=_start_afresh_after_fork)
 
 
 def _cached(kind_name: str, settings: Dict[str, Any]):

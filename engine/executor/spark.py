@@ -23,6 +23,7 @@ from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from ..python_dependencies import Bundle, restore_working_directory
 from ..task import run_task
 from .base import Executor
+from .task_host import hosts_supported, remove_run, run_hosted
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
@@ -147,9 +148,15 @@ def _retrying(results, max_attempts: int):
         yield result
 
 
+def _run_subtask(load, run_id, stage_id, partition, batch, inputs):
+    """The subtask's results: run in its host process (``task_host``) where possible."""
+    run = run_hosted if hosts_supported() else run_task
+    return run(load, run_id, stage_id, partition, batch, inputs)
+
+
 def _run_source_stage(load, run_id, stage_id, batch, max_attempts, partition, ranges):
-    return _retrying(run_task(load, run_id, stage_id, partition, batch,
-                              [r for split_ranges in ranges for r in split_ranges]),
+    return _retrying(_run_subtask(load, run_id, stage_id, partition, batch,
+                                  [r for split_ranges in ranges for r in split_ranges]),
                      max_attempts)
 
 
@@ -158,7 +165,7 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
     for _, item in pairs:
         (chunks if isinstance(item, DataChunk) else carried).append(item)
     return itertools.chain(carried, _retrying(
-        run_task(load, run_id, stage_id, partition, batch, chunks), max_attempts))
+        _run_subtask(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
 def _commit(committer, batch_id, item):
@@ -243,6 +250,10 @@ class SparkExecutor(Executor):
             functools.partial(_commit, committer, batch_id))
 
     def stop(self) -> None:
+        # Ends the run's subtask hosts; on a cluster, hosts on other machines end when
+        # idle (task_host.HOST_IDLE_SECONDS).
+        if self.job is not None and self.shares_driver_disk:
+            remove_run(self.job.run_id)
         if self._broadcast is not None:
             self._broadcast.destroy()
             self._broadcast = None

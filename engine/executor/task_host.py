@@ -1,0 +1,221 @@
+"""Subtask hosts: on Spark, each subtask of a job runs in one process for the whole job.
+
+Spark hands a partition's task to whichever Python worker is free, so from one
+micro-batch to the next the same subtask would run in different processes: its
+keyed state restored from the store again, its functions opened again with their
+in-memory fields lost, and a ``SinkFunction`` closed only in the process that ran
+the final batch. Flink keeps a subtask in one slot for the life of the job; so do
+we, per machine. The first Python worker to run subtask (run, stage, partition)
+forks a *host* process: a copy of the worker with the job already loaded, which
+owns the subtask's ``StageInstance``. Every later task of that subtask on the
+machine sends its input to the host over a Unix socket, and passes on what the
+host returns.
+
+A host serves one task at a time, and exits after the final batch, when the driver
+removes the run's socket directory (``remove_run``), when idle for
+``HOST_IDLE_SECONDS``, or when the worker daemon that started it is gone. It keeps
+nothing that is not in the state store: a task that finds no host (first batch,
+another machine, a host that died) starts one, which rebuilds the instance from the
+batch's base version as any process would (``engine.task.run_task``).
+"""
+import hashlib
+import os
+import pickle
+import select
+import shutil
+import socket
+import stat
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from collections import OrderedDict
+from typing import Callable, Iterable, List
+
+from .. import task
+from ..batch import BatchInfo
+
+HOST_IDLE_SECONDS = 300
+_LENGTH = struct.Struct("!Q")
+_inherited = []  # the forking worker's cached instances: never touched (nor freed) in a host
+
+
+def hosts_supported() -> bool:
+    """Hosts need fork and Unix sockets (not on Windows: tasks then run in the worker)."""
+    return hasattr(os, "fork") and hasattr(socket, "AF_UNIX")
+
+
+def run_directory(run_id: str) -> str:
+    """The directory of a run's host sockets on this machine."""
+    return os.path.join(tempfile.gettempdir(), f"spark-datastream-{os.getuid()}", run_id)
+
+
+def remove_run(run_id: str) -> None:
+    """Ends the run's hosts on this machine (they exit when their socket is gone)."""
+    shutil.rmtree(run_directory(run_id), ignore_errors=True)
+
+
+def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
+               batch: BatchInfo, inputs: Iterable) -> List:
+    """``engine.task.run_task`` in the subtask's host (started here if there is none);
+    returns its results."""
+    request = pickle.dumps((batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
+    path = _socket_path(run_id, stage_id, partition)
+    try:
+        reply = _ask(path, request, load_job, run_id, stage_id, partition)
+    except ConnectionError:  # the host ended meanwhile: a new one runs the task afresh
+        reply = _ask(path, request, load_job, run_id, stage_id, partition)
+    status, payload = pickle.loads(reply)
+    if status != "ok":
+        raise RuntimeError(f"the host of stage {stage_id}, subtask {partition} failed:\n"
+                           f"{payload}")
+    return payload
+
+
+def _ask(path: str, request: bytes, *host) -> bytearray:
+    with _host_connection(path, *host) as connection:
+        _send(connection, request)
+        return _receive(connection)
+
+
+def _socket_path(run_id: str, stage_id: int, partition: int) -> str:
+    # Unix socket paths are short (~100 bytes): the name is a digest.
+    name = hashlib.sha1(f"{stage_id}/{partition}".encode()).hexdigest()[:16]
+    return os.path.join(run_directory(run_id), name)
+
+
+def _host_connection(path: str, load_job, run_id, stage_id, partition) -> socket.socket:
+    for _ in range(3):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(path)
+            return connection
+        except (FileNotFoundError, ConnectionRefusedError):
+            connection.close()
+        _start_host(path, load_job, run_id, stage_id, partition)
+    raise RuntimeError(f"no host could be started for stage {stage_id}, subtask "
+                       f"{partition} at {path}")
+
+
+def _start_host(path: str, load_job, run_id, stage_id, partition) -> None:
+    """Binds the host's socket here (so two workers cannot both start one) and forks."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            listener.bind(path)
+        except OSError:  # a socket file left by a host that died: replace it
+            os.unlink(path)
+            listener.bind(path)
+        listener.listen(4)
+        job = task.job_of(run_id, load_job)  # loaded here, so the host inherits it
+        daemon = os.getppid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        middle = os.fork()  # forks twice, so the host is nobody's child to wait for
+        if middle == 0:
+            code = 0
+            try:
+                if os.fork() == 0:
+                    _serve(listener, path, daemon, lambda: job, run_id, stage_id, partition)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        os.waitpid(middle, 0)
+    finally:
+        listener.close()
+
+
+def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id, stage_id,
+           partition) -> None:
+    """The host's loop: one task per connection, until there is no more work."""
+    _close_inherited_sockets(keep=listener.fileno())
+    _inherited.append((task._instances, task._jobs))
+    task._instances, task._jobs = OrderedDict(), {}
+    idle_since = time.monotonic()
+    while True:
+        if not select.select([listener], [], [], 1.0)[0]:
+            if (time.monotonic() - idle_since > HOST_IDLE_SECONDS
+                    or not os.path.exists(path) or not _alive(daemon)):
+                _stop_listening(listener, path)
+                return
+            continue
+        connection, _ = listener.accept()
+        with connection:
+            batch, inputs = pickle.loads(_receive(connection))
+            try:
+                reply = ("ok", list(task.run_task(load_job, run_id, stage_id, partition,
+                                                  batch, inputs)))
+            except BaseException:
+                reply = ("error", traceback.format_exc())
+            done = batch.is_final and reply[0] == "ok"
+            if done:  # no new task may reach this host (a retry of the batch starts one)
+                _stop_listening(listener, path)
+            try:
+                _send(connection, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+            except OSError:  # the worker was killed (a cancelled task): Spark runs it again
+                pass
+        if done:
+            return
+        idle_since = time.monotonic()
+
+
+def _stop_listening(listener: socket.socket, path: str) -> None:
+    """Takes the host's socket away; a task connecting meanwhile sees its connection
+    reset and asks a new host (``run_hosted``)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:  # (the driver removed the run's directory)
+        pass
+    listener.close()
+
+
+def _close_inherited_sockets(keep: int) -> None:
+    """Closes the worker's sockets (to Spark, to external systems): they are not the
+    host's to use, and Spark sees a worker end only when every copy of its socket is
+    closed. Files stay open (e.g. a log file the job opened)."""
+    fd_directory = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    for fd in [int(name) for name in os.listdir(fd_directory)]:
+        if fd > 2 and fd != keep:
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.close(fd)
+            except OSError:  # (the directory listing's own descriptor, already closed)
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _send(connection: socket.socket, data: bytes) -> None:
+    connection.sendall(_LENGTH.pack(len(data)))
+    connection.sendall(data)
+
+
+def _receive(connection: socket.socket) -> bytearray:
+    header = _read_exactly(connection, _LENGTH.size)
+    return _read_exactly(connection, _LENGTH.unpack(header)[0])
+
+
+def _read_exactly(connection: socket.socket, size: int) -> bytearray:
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        n = connection.recv_into(view[got:])
+        if n == 0:
+            raise ConnectionError("the subtask host closed the connection (did it die?)")
+        got += n
+    return data

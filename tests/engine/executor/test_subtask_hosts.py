@@ -1,0 +1,150 @@
+"""On Spark, a subtask lives in one process for the whole job (engine.executor.task_host):
+its functions are opened once, keep their in-memory fields from batch to batch and are
+closed once, as in Flink, whichever Python worker Spark gives each batch's task."""
+import os
+import pickle
+import signal
+import socket
+import tempfile
+import time
+
+from api.common import Types
+from api.datastream import KeyedCoProcessFunction, MapFunction, SinkFunction
+from api.datastream.sinks import CollectSink
+from api.datastream.state import ValueStateDescriptor
+from engine.batch import BatchInfo, DataChunk, SinkCommittable
+from engine.executor import task_host
+from engine.job import compile_job
+from tests.conftest import make_env
+
+N = 60
+
+
+class NumberPerSubtask(MapFunction):
+    """Numbers the records each subtask sees in an in-memory field (not state)."""
+
+    def open(self, runtime_context):
+        self.subtask = runtime_context.get_index_of_this_subtask()
+        self.seen = 0
+        self.opened = os.getpid()
+
+    def map(self, value):
+        self.seen += 1
+        return self.subtask, self.seen, self.opened == os.getpid()
+
+
+class TotalOnClose(SinkFunction):
+    """Adds up what it receives in memory; writes the total when closed."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="totals-")
+        self.total = 0
+
+    def invoke(self, value, context):
+        self.total += value
+
+    def close(self):
+        with open(os.path.join(self.directory, f"{os.getpid()}-{id(self)}"), "wb") as f:
+            pickle.dump(self.total, f)
+
+    def totals(self) -> list:
+        found = []
+        for name in os.listdir(self.directory):
+            with open(os.path.join(self.directory, name), "rb") as f:
+                found.append(pickle.load(f))
+        return found
+
+
+def test_in_memory_fields_persist_across_micro_batches(spark):
+    env = make_env("spark", parallelism=2, micro_batch_size=3)  # ~10 batches per subtask
+    out = list(env.from_collection(list(range(N))).map(NumberPerSubtask())
+               .execute_and_collect())
+    assert all(same_process for _, _, same_process in out)
+    for subtask in (0, 1):
+        numbers = sorted(seen for s, seen, _ in out if s == subtask)
+        assert numbers == list(range(1, len(numbers) + 1))
+    assert len(out) == N
+
+
+def test_a_sink_is_closed_once_per_subtask_with_everything_it_received(spark):
+    env = make_env("spark", parallelism=2, micro_batch_size=4)
+    sink = TotalOnClose()
+    env.from_collection(list(range(N))).key_by(lambda x: x % 5).map(lambda x: x) \
+        .add_sink(sink)
+    env.execute("totals")
+    totals = sink.totals()
+    assert len(totals) == 2
+    assert sum(totals) == sum(range(N))
+
+
+def test_no_host_is_left_after_the_job(spark):
+    before = set(os.listdir(os.path.dirname(task_host.run_directory("x")))) \
+        if os.path.isdir(os.path.dirname(task_host.run_directory("x"))) else set()
+    env = make_env("spark", parallelism=2, micro_batch_size=5)
+    assert len(list(env.from_collection(list(range(N))).map(lambda x: x)
+                    .execute_and_collect())) == N
+    after = set(os.listdir(os.path.dirname(task_host.run_directory("x"))))
+    assert after <= before  # the run's socket directory is gone
+
+
+class CountInProcess(KeyedCoProcessFunction):
+    """Counts a key's records in keyed state; says which process did."""
+
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
+
+    def process_element1(self, value, ctx):
+        self.count.update((self.count.value() or 0) + 1)
+        yield value, self.count.value(), os.getpid()
+
+    process_element2 = process_element1
+
+
+class _Gather:
+    """A sink whose committable is the batch's records (as execute_and_collect's)."""
+
+    def engine_sink(self, type_info):
+        return CollectSink(None)
+
+
+def test_a_task_whose_host_died_starts_one_that_goes_on_from_the_stored_state(tmp_path):
+    env = make_env("local", parallelism=1)
+    left = env.from_collection(["a"]).key_by(lambda v: v)
+    left.connect(env.from_collection(["a"]).key_by(lambda v: v)) \
+        .process(CountInProcess()).sink_to(_Gather())
+    job = compile_job(env._sinks, env._settings(env._sinks))
+    stage = next(s for s in job.plan.stages if not s.is_source)
+    chunk = DataChunk(stage.in_edges[0], 0, 0, pickle.dumps([("a", (None, "a"))]))
+
+    def count(batch_id, is_final=False):
+        batch = BatchInfo(job.run_id, batch_id, batch_id - 1, is_final, str(tmp_path), 0,
+                          False)
+        results = task_host.run_hosted(lambda: job, job.run_id, stage.id, 0, batch, [chunk])
+        (records,) = [r.committable for r in results if isinstance(r, SinkCommittable)]
+        return records[0]
+    try:
+        _, first, host = count(0)
+        _, second, same_host = count(1)
+        assert (first, second, same_host) == (1, 2, host)
+        os.kill(host, signal.SIGKILL)
+        _wait_until_gone(task_host._socket_path(job.run_id, stage.id, 0))
+        _, third, new_host = count(2)
+        assert third == 3 and new_host != host
+        assert count(3, is_final=True)[1] == 4
+        assert not os.path.exists(task_host.run_directory(job.run_id)) or \
+            not os.listdir(task_host.run_directory(job.run_id))  # the last host has ended
+    finally:
+        task_host.remove_run(job.run_id)
+
+
+def _wait_until_gone(path: str) -> None:
+    """Waits until nothing listens on the socket ``path`` any more."""
+    while True:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+        except ConnectionRefusedError:
+            return
+        finally:
+            probe.close()
+        time.sleep(0.01)
