@@ -112,7 +112,7 @@ def make_executor(settings: JobSettings):
         check_requirements(dependencies.requirements_file(), workers_python)
     return SparkExecutor(session, dependencies.pack(staging_directory(),
                                                     ship_requirements=not on_this_machine),
-                         retry_tasks=settings.restart.retry_tasks)
+                         settings.restart.retry_tasks)
 
 
 def same_interpreter(a: str, b: str) -> bool:
