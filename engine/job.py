@@ -13,6 +13,7 @@ from .graph import PlanError, Transformation, build_plan, reachable
 from .python_dependencies import PythonDependencies, check_requirements, staging_directory
 from .scheduler import CheckpointOptions, JobRunner, SinkNode, RunOptions
 from .batch import CompiledJob
+from .restart import ClusterDefault, RestartPolicy
 from .state_backends import check_state_backend
 
 
@@ -36,6 +37,7 @@ class JobSettings:
     job_name: str = "Flink Streaming Job"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
     python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
+    restart: RestartPolicy = field(default_factory=ClusterDefault)
 
     @property
     def job_dir(self) -> Optional[str]:
@@ -109,7 +111,8 @@ def make_executor(settings: JobSettings):
     if dependencies.requirements is not None and on_this_machine:
         check_requirements(dependencies.requirements_file(), workers_python)
     return SparkExecutor(session, dependencies.pack(staging_directory(),
-                                                    ship_requirements=not on_this_machine))
+                                                    ship_requirements=not on_this_machine),
+                         settings.restart.retry_tasks)
 
 
 def same_interpreter(a: str, b: str) -> bool:
@@ -123,13 +126,14 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
     transformations = {t.id: t for t in reachable(sinks)}
     sources = {n: transformations[n].source for n in job.plan.nodes
                if transformations[n].kind == "source"}
-    sinks = {n: SinkNode(job.plan.nodes[n].uid, transformations[n].sink.create_committer())
+    sinks = {n: SinkNode(job.plan.nodes[n].uid, transformations[n].sink.create_committer(),
+                         job.plan.nodes[n].parallelism)
              for n in job.plan.nodes if transformations[n].kind == "sink"}
     options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
                          settings.job_dir, dict(settings.job_parameters),
                          batch_interval_ms=settings.batch_interval_ms,
                          job_name=settings.job_name, state_backend=settings.state_backend,
-                         checkpoints=settings.checkpoints)
+                         checkpoints=settings.checkpoints, restart=settings.restart)
     executor = make_executor(settings)
     if settings.state_dir is None and not executor.shares_driver_disk and any(
             node.keyed for node in job.plan.nodes.values()):

@@ -8,9 +8,12 @@ checkpoint or savepoint if one is due, and let the sinks commit its output.
 On start, a job with a checkpoint directory resumes from the newest committed
 batch (or complete checkpoint) found there, or from an explicit checkpoint or
 savepoint: state is restored, sources are rewound to the recorded offsets and
-the watermark continues where it was.
+the watermark continues where it was. A restart after a failed batch (when the
+job's ``engine.restart`` policy allows one) goes back the same way to the last
+committed batch, with a new run id so that every task opens its operators afresh.
 """
 import concurrent.futures
+import dataclasses
 import logging
 import os
 import queue
@@ -27,6 +30,7 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .restart import ClusterDefault, RestartPolicy
 from .sinks import Committer, CommitterContext
 from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
     TaskFailure
@@ -61,6 +65,7 @@ class RunOptions:
     job_name: str = "Flink Streaming Job"
     state_backend: str = "hashmap"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+    restart: RestartPolicy = field(default_factory=ClusterDefault)
 
 
 @dataclass
@@ -128,6 +133,7 @@ class JobRunner:
     def __init__(self, job: CompiledJob, sources: Dict[int, Source],
                  sinks: Dict[int, "SinkNode"], executor: Executor, options: RunOptions):
         self.job = job
+        self.job_id = job.run_id  # stays when a restart gives the job a new run id
         self.sinks = sinks
         self.executor = executor
         self.options = options
@@ -188,20 +194,53 @@ class JobRunner:
     # -- the loop -----------------------------------------------------------------
 
     def batches(self) -> Iterator[int]:
-        """Runs the job; yields each batch id after the batch and its sinks are committed."""
+        """Runs the job; yields each batch id after the batch and its sinks are committed.
+        A failed batch restarts the job from its last committed batch when the restart
+        policy allows it (``engine.restart``)."""
         options = self.options
         temporary = options.job_dir is None
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
-        max_records = sys.maxsize if options.batch_mode else options.max_records_per_batch
         outcome = "failed"
+        try:
+            while True:
+                try:
+                    outcome = yield from self._run(directory)
+                    break
+                except JobExecutionException as failure:
+                    delay_ms = options.restart.on_failure(options.clock())
+                    if delay_ms is None or self.cancelled:
+                        raise
+                    log.warning("Job %r failed, restarting from its last committed batch in "
+                                "%d ms: %s", options.job_name, delay_ms, failure)
+                    if self._cancelled_within(delay_ms / 1000):
+                        outcome = "cancelled"
+                        break
+                    self._reset_for_restart()
+        finally:
+            self._fail_savepoints(outcome)
+            for splits in self.splits.values():
+                splits.source.close()
+            # Flink keeps a job's checkpoints only when it failed, or when it was
+            # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
+            # running it again resumes from its last committed batch.
+            if temporary or outcome == "finished" or (
+                    outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
+                directory.clear()
+
+    def _run(self, directory: JobDirectory) -> Iterator[int]:
+        """One run of the job from where ``directory`` says it stands, until it finishes
+        ("finished"), is cancelled ("cancelled") or a batch fails (raises)."""
+        options = self.options
+        max_records = sys.maxsize if options.batch_mode else options.max_records_per_batch
         opened: List[SinkNode] = []
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
             for sink in self.sinks.values():
                 sink.committer.open(CommitterContext(
-                    options.job_name, sink.uid, os.path.join(directory.root, "sinks", sink.uid)))
+                    options.job_name, sink.uid, os.path.join(directory.root, "sinks", sink.uid),
+                    sink.parallelism))
                 opened.append(sink)
                 sink.committer.recover(committed)
             self.executor.start(self.job)
@@ -243,28 +282,32 @@ class JobRunner:
                 self._commit_sinks(batch_id, results)
                 yield batch_id
                 if is_final or stop:
-                    outcome = "finished"
                     self.stopped = stop
-                    break
+                    return "finished"
                 batch_id += 1
                 if not self.bounded:  # wait for the next trigger, so idle jobs don't spin
                     time.sleep(max(0.0, options.batch_interval_ms / 1000
                                    - (time.monotonic() - started)))
-            else:
-                outcome = "cancelled"
+            return "cancelled"
         finally:
-            self._fail_savepoints(outcome)
             self.executor.stop()
-            for splits in self.splits.values():
-                splits.source.close()
             for sink in opened:
                 sink.committer.close()
-            # Flink keeps a job's checkpoints only when it failed, or when it was
-            # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
-            # running it again resumes from its last committed batch.
-            if temporary or outcome == "finished" or (
-                    outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
-                directory.clear()
+
+    def _cancelled_within(self, seconds: float) -> bool:
+        """Waits ``seconds`` (a restart's delay); True as soon as the job is cancelled."""
+        deadline = time.monotonic() + seconds
+        while not self.cancelled and time.monotonic() < deadline:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+        return self.cancelled
+
+    def _reset_for_restart(self) -> None:
+        """Forgets the failed run: a new run id (tasks open their operators afresh) and
+        source positions and watermarks to be restored from the last committed batch."""
+        self.job = dataclasses.replace(self.job, run_id=uuid.uuid4().hex)
+        self.splits = {stage_id: _SourceSplits(splits.source, splits.parallelism)
+                       for stage_id, splits in self.splits.items()}
+        self.tracker = self._new_tracker(MIN_WATERMARK)
 
     # -- restore and commit ---------------------------------------------------------
 
@@ -410,10 +453,11 @@ class JobRunner:
 
 @dataclass
 class SinkNode:
-    """The driver side of a sink node: its uid (names its staging directory) and its
-    committer."""
+    """The driver side of a sink node: its uid (names its staging directory), its
+    committer and its parallelism."""
     uid: str
     committer: Committer
+    parallelism: int = 1
 
 
 class _CheckpointClock:

@@ -47,10 +47,11 @@ class WriterContext(NamedTuple):
 
 
 class CommitterContext(NamedTuple):
-    """Where a ``Committer`` runs: which job and sink."""
+    """Where a ``Committer`` runs: which job and sink, and the sink's parallelism."""
     job_name: str
     sink_id: str
     staging_dir: str
+    parallelism: int = 1
 
 
 class SinkWriter:

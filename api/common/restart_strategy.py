@@ -1,13 +1,28 @@
 """RestartStrategies, as in ``pyflink.common.restart_strategy``.
 
-A restart strategy is recorded (``env.set_restart_strategy(...)``,
-``env.get_restart_strategy()``) but does not yet decide anything: a failed Spark task
-is retried by Spark (``spark.task.maxFailures``), and a failed job stops with its
-error and resumes from its last committed micro-batch when run again.
+``env.set_restart_strategy(...)`` decides what happens when a micro-batch fails (user
+code raising, bad input, a sink failing to commit, too many failed checkpoints): the
+driver restarts the job from its last committed batch -- state, source offsets and
+watermark as committed, operators opened afresh (``open`` runs again) -- as Flink
+restarts from its last checkpoint:
+
+- ``no_restart()``: the first failure fails the job.
+- ``fixed_delay_restart(n, delay)``: up to ``n`` restarts, each ``delay`` after its failure.
+- ``failure_rate_restart(rate, interval, delay)``: restarts ``delay`` after a failure,
+  until ``rate`` failures fall within ``interval``.
+- ``fall_back_restart()`` (the default): the cluster's strategy, i.e. Spark's: a failing
+  task is retried by Spark (``spark.task.maxFailures``, ``local[N,F]``), then the job fails.
+
+Under the first three, Spark does not retry a task whose user code failed, so every
+failure counts as one here. Output written before a restart is not taken back from
+print and SinkFunction sinks (at least once, as in Flink); transactional sinks (FileSink,
+Kafka exactly-once, JDBC, collect) discard the failed batch's output.
 """
 from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Union
+
+from engine import restart
 
 __all__ = ['RestartStrategies', 'RestartStrategyConfiguration']
 
@@ -20,6 +35,16 @@ def _interval(name: str, value: Union[int, timedelta]) -> timedelta:
         return timedelta(milliseconds=value)
     raise TypeError(f"The parameter '{name}' only supports integer (milliseconds) and "
                     f"datetime.timedelta, current input type is {type(value)}.")
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"The parameter '{name}' must be an integer of at least {minimum}, "
+                         f"got {value!r}.")
+
+
+def _ms(interval: timedelta) -> int:
+    return interval // timedelta(milliseconds=1)
 
 
 def _java_duration(interval: timedelta) -> str:
@@ -45,6 +70,10 @@ class RestartStrategyConfiguration(ABC):
     def _values(self) -> tuple:
         return ()
 
+    @abstractmethod
+    def _engine_policy(self) -> restart.RestartPolicy:
+        """A fresh engine policy of this strategy, for one run of a job."""
+
     def __eq__(self, other):
         return type(other) is type(self) and other._values() == self._values()
 
@@ -64,11 +93,15 @@ class RestartStrategies:
         def get_description(self) -> str:
             return "Restart deactivated."
 
+        def _engine_policy(self) -> restart.RestartPolicy:
+            return restart.NoRestart()
+
     class FixedDelayRestartStrategyConfiguration(RestartStrategyConfiguration):
         """Restart up to ``restart_attempts`` times, waiting a fixed delay before each."""
 
         def __init__(self, restart_attempts: int,
                      delay_between_attempts_interval: Union[int, timedelta]):
+            _check_int("restart_attempts", restart_attempts, 0)
             self._restart_attempts = restart_attempts
             self._delay = _interval("delay_between_attempts_interval",
                                     delay_between_attempts_interval)
@@ -86,12 +119,16 @@ class RestartStrategies:
         def _values(self) -> tuple:
             return self._restart_attempts, self._delay
 
+        def _engine_policy(self) -> restart.RestartPolicy:
+            return restart.FixedDelay(self._restart_attempts, _ms(self._delay))
+
     class FailureRateRestartStrategyConfiguration(RestartStrategyConfiguration):
         """Restart until more than ``max_failure_rate`` failures happen within
         ``failure_interval``, waiting a fixed delay before each restart."""
 
         def __init__(self, max_failure_rate: int, failure_interval: Union[int, timedelta],
                      delay_between_attempts_interval: Union[int, timedelta]):
+            _check_int("max_failure_rate", max_failure_rate, 1)
             self._max_failure_rate = max_failure_rate
             self._failure_interval = _interval("failure_interval", failure_interval)
             self._delay = _interval("delay_between_attempts_interval",
@@ -114,11 +151,18 @@ class RestartStrategies:
         def _values(self) -> tuple:
             return self._max_failure_rate, self._failure_interval, self._delay
 
+        def _engine_policy(self) -> restart.RestartPolicy:
+            return restart.FailureRate(self._max_failure_rate, _ms(self._failure_interval),
+                                       _ms(self._delay))
+
     class FallbackRestartStrategyConfiguration(RestartStrategyConfiguration):
         """Use the cluster's default restart strategy (the default)."""
 
         def get_description(self) -> str:
             return "Cluster level default restart strategy"
+
+        def _engine_policy(self) -> restart.RestartPolicy:
+            return restart.ClusterDefault()
 
     @staticmethod
     def no_restart() -> 'RestartStrategies.NoRestartStrategyConfiguration':

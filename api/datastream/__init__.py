@@ -21,6 +21,9 @@ from .state_backend import (CustomStateBackend, EmbeddedRocksDBStateBackend, FsS
                             HashMapStateBackend, MemoryStateBackend, PredefinedOptions,
                             RocksDBStateBackend, StateBackend)
 from .stream_execution_environment import StreamExecutionEnvironment
+from .sinks import WriteMode
+from .split_stream import OutputSelector, SplitStream
+from .time_characteristic import TimeCharacteristic
 from .time_domain import TimeDomain
 from .timerservice import TimerService
 from .slot_sharing_group import MemorySize, SlotSharingGroup
@@ -47,6 +50,7 @@ __all__ = [
     "CountWindow", "GlobalWindow", "MergingWindowAssigner", "TimeWindow", "Trigger",
     "TriggerResult", "Window", "WindowAssigner",
     "CustomCheckpointStorage", "CustomStateBackend", "PredefinedOptions", "SourceFunction",
+    "OutputSelector", "SplitStream", "TimeCharacteristic", "WriteMode",
 ]
 
 from .async_data_stream import AsyncDataStream  # noqa: E402

@@ -12,7 +12,7 @@ from engine import graph
 from engine.graph import Partitioning, Transformation
 from engine.operators.io import SinkOperator
 from engine.operators.keyed import ReduceOperator
-from engine.operators.timestamps import TimestampsOperator
+from engine.operators.timestamps import IngestionTimestampsOperator, TimestampsOperator
 from engine.operators.two_input import BroadcastProcessOperator, CoProcessOperator
 from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
@@ -23,7 +23,8 @@ from . import functions as fn
 from .aggregations import aggregation
 from .output_tag import OutputTag
 from .state import MapStateDescriptor
-from .sinks import CollectSink, PrintSink, SinkFunctionSink
+from .sinks import (CollectSink, PrintSink, SinkFunctionSink, WriteMode, csv_line, socket_sink,
+                    text_file_sink, text_line)
 from .windowed_stream import AllWindowedStream, WindowedStream
 
 COLLECT_SINK = "Collect Stream Sink"
@@ -101,8 +102,14 @@ class DataStream:
         return self._env.get_config()
 
     def set_buffer_timeout(self, timeout_millis: int) -> "DataStream":
-        """Accepted for compatibility: records cross stages once per micro-batch."""
-        self._physical("set_buffer_timeout").buffer_timeout = timeout_millis
+        """Sets how long this operator's output may wait before it is sent on: records
+        cross operators once per micro-batch, so an unbounded job starts its micro-batches
+        at most this many ms apart (the smallest such timeout of the job, or of the
+        environment's ``set_buffer_timeout``). -1 means the environment's timeout; 0 (no
+        buffering at all) cannot apply and raises ValueError."""
+        t = self._physical("set_buffer_timeout")
+        t.buffer_timeout = None if timeout_millis == -1 else checked_buffer_timeout(
+            timeout_millis, "DataStream.set_buffer_timeout")
         return self
 
     def start_new_chain(self) -> "DataStream":
@@ -189,6 +196,13 @@ class DataStream:
                            [self._physical("get_side_output")], output_type=output_tag.type_info)
         t.side_tag = output_tag.tag_id
         return DataStream(self._env, t)
+
+    def split(self, output_selector) -> "SplitStream":
+        """Splits the stream by the output names ``output_selector.select(value)`` gives
+        each element; ``select(*names)`` on the result picks the elements of some names
+        (see ``api.datastream.split_stream``)."""
+        from .split_stream import split
+        return split(self, output_selector)
 
     def window_all(self, window_assigner) -> AllWindowedStream:
         """Cuts the whole (non-keyed) stream into windows; one subtask evaluates them all."""
@@ -322,6 +336,32 @@ class DataStream:
             return self._sink("Writer", sink.engine_sink(self.get_type()))
         return self.add_sink(sink)
 
+    def write_as_text(self, path: str, write_mode: WriteMode = WriteMode.NO_OVERWRITE
+                      ) -> "DataStreamSink":
+        """Writes each element as a line of text (its ``str()``; typed elements as Java's
+        ``toString()``) to the file ``path`` (a local path or ``file://`` URI), or, at sink
+        parallelism above 1, to the files ``path/1``, ``path/2``, ... A batch's lines are
+        appended once the batch is committed. If ``path`` exists when the job starts,
+        NO_OVERWRITE fails the job and OVERWRITE deletes it first."""
+        return self._sink("Unnamed", text_file_sink("write_as_text", path, write_mode,
+                                                    text_line(self.get_type())))
+
+    def write_as_csv(self, path: str, write_mode: WriteMode = WriteMode.NO_OVERWRITE,
+                     row_delimiter: str = "\n", field_delimiter: str = ",") -> "DataStreamSink":
+        """Writes a stream of tuples (typed ``Types.TUPLE``) as CSV lines, fields joined by
+        ``field_delimiter`` (no quoting), to files as
+        ``write_as_text`` does."""
+        return self._sink("Unnamed", text_file_sink(
+            "write_as_csv", path, write_mode,
+            csv_line(self.get_type(), row_delimiter, field_delimiter)))
+
+    def write_to_socket(self, host: str, port: int, schema) -> "DataStreamSink":
+        """Writes each element's ``schema`` bytes (a SerializationSchema, e.g.
+        ``SimpleStringSchema()``) to the socket ``host:port``, nothing added between them,
+        as elements arrive (at least once across a failure); each parallel subtask
+        connects anew for each micro-batch (``engine.connectors.socket``)."""
+        return self._sink("Unnamed", socket_sink(host, port, schema))
+
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
         """Runs the job and returns its results: a CloseableIterator, or a list of at most
         ``limit`` elements when ``limit`` is given."""
@@ -349,11 +389,39 @@ def _with_timestamps(stream: DataStream, strategy: WatermarkStrategy) -> DataStr
     if not isinstance(strategy, WatermarkStrategy):
         raise TypeError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
     assigner = strategy.get_timestamp_assigner() or _RecordTimestampAssigner()
-    timestamped = stream._operator("Timestamps/Watermarks",
-                                   partial(TimestampsOperator, assigner), stream.get_type())
+    return _stamped(stream, partial(TimestampsOperator, assigner), strategy)
+
+
+def ingestion_timestamps(stream: DataStream) -> DataStream:
+    """The operator after a source under ``TimeCharacteristic.IngestionTime``: each record's
+    timestamp is the processing time it enters at, and watermarks follow (monotonously)."""
+    return _stamped(stream, IngestionTimestampsOperator,
+                    WatermarkStrategy.for_monotonous_timestamps())
+
+
+def _stamped(stream: DataStream, factory: Callable, strategy: WatermarkStrategy) -> DataStream:
+    timestamped = stream._operator("Timestamps/Watermarks", factory, stream.get_type())
     timestamped._transformation.watermark_spec = strategy.watermark_spec()
     timestamped._transformation.uses_time = True
     return timestamped
+
+
+def checked_buffer_timeout(timeout_millis: int, owner: str) -> int:
+    """``timeout_millis`` if positive; 0 (flush every record) and -1 (flush full buffers
+    only) cannot apply to micro-batches."""
+    if isinstance(timeout_millis, bool) or not isinstance(timeout_millis, int):
+        raise TypeError(f"{owner}(): the timeout is an int of milliseconds, got "
+                        f"{timeout_millis!r}")
+    if timeout_millis == 0:
+        raise ValueError(f"{owner}(0) cannot apply: records cross operators once per "
+                         "micro-batch, not one by one. For the lowest latency use a small "
+                         "positive timeout (e.g. 1 ms): micro-batches then start back to back.")
+    if timeout_millis < 0:
+        raise ValueError(f"{owner}({timeout_millis}) cannot apply: there are no output "
+                         "buffers that fill up here; records cross operators once per "
+                         "micro-batch. For throughput, set a long timeout and a large "
+                         "'execution.micro-batch.size'.")
+    return timeout_millis
 
 
 def _checked_assigner(window_assigner):
@@ -447,6 +515,23 @@ class KeyedStream(DataStream):
         """Cuts each key's elements into windows, e.g.
         ``ks.window(TumblingEventTimeWindows.of(Time.seconds(5))).reduce(f)``."""
         return WindowedStream(self, _checked_assigner(window_assigner))
+
+    def time_window(self, size, slide=None) -> WindowedStream:
+        """Tumbling (or, with ``slide``, sliding) windows of ``size`` (a ``Time``), in event
+        time, or in processing time if the environment's stream time characteristic is
+        ProcessingTime when this is called (as in Flink 1.x)."""
+        from .time_characteristic import TimeCharacteristic
+        from .window import (SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+                             TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+        processing = self._env.get_stream_time_characteristic() is \
+            TimeCharacteristic.ProcessingTime
+        if slide is None:
+            assigner = (TumblingProcessingTimeWindows if processing
+                        else TumblingEventTimeWindows).of(size)
+        else:
+            assigner = (SlidingProcessingTimeWindows if processing
+                        else SlidingEventTimeWindows).of(size, slide)
+        return WindowedStream(self, assigner)
 
     def count_window(self, size: int, slide: int = 0) -> WindowedStream:
         """Windows of ``size`` elements per key, sliding by ``slide`` if given."""

@@ -1,5 +1,6 @@
 """The built-in sinks as engine ``Sink``s: print, collect and a user's SinkFunction
-(FileSink's is in ``engine.connectors.files``).
+(FileSink's is in ``engine.connectors.files``), and the legacy ``write_as_text``,
+``write_as_csv`` and ``write_to_socket`` sinks with their ``WriteMode``.
 
 Print and collect format a batch's records in the tasks and write them in the driver
 once the batch is committed; a SinkFunction's ``invoke`` runs in the tasks, where the
@@ -8,12 +9,16 @@ records are.
 import sys
 import time
 from collections import deque
+from enum import Enum
 from typing import Callable, Optional
 
+from engine.connectors.files import TextFileSink
+from engine.connectors.socket import SocketSink
 from engine.errors import RecordWriteError
 from engine.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
 
-from api.common.typeinfo import PickledBytesTypeInfo
+from api.common.serialization import SerializationSchema
+from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo
 
 
 def print_formatter(type_info):
@@ -139,3 +144,71 @@ class _InvokingWriter(SinkWriter):
                 invoke(value, context)
         except Exception as e:
             raise RecordWriteError(value, e) from None
+
+
+class WriteMode(Enum):
+    """What ``write_as_text``/``write_as_csv`` do when their path exists as the job starts
+    (Flink's ``FileSystem.WriteMode``): NO_OVERWRITE fails the job, OVERWRITE deletes it."""
+    NO_OVERWRITE = 0
+    OVERWRITE = 1
+
+
+def text_file_sink(owner: str, path: str, write_mode: WriteMode, encode: Callable) -> Sink:
+    """The bytes ``encode(record)`` of each record, appended to ``path`` (parallelism 1) or
+    ``path/<subtask + 1>``."""
+    from .connectors.file_system import _local_path
+    if not isinstance(write_mode, WriteMode):
+        raise TypeError(f"{owner}(): write_mode must be WriteMode.NO_OVERWRITE or "
+                        f"WriteMode.OVERWRITE, got {write_mode!r}")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{owner}(): path must be a non-empty string, got {path!r}")
+    return TextFileSink(owner, _local_path(path, owner), encode,
+                        write_mode is WriteMode.OVERWRITE)
+
+
+def text_line(type_info) -> Callable:
+    """How ``write_as_text`` writes a record of ``type_info``: as FileSink's
+    ``simple_string_encoder`` renders it (``str()`` for untyped records), then a newline."""
+    return _TextLine(string_formatter(type_info))
+
+
+class _TextLine:
+
+    def __init__(self, to_text: Callable):
+        self.to_text = to_text
+
+    def __call__(self, record) -> bytes:
+        return (self.to_text(record) + "\n").encode("utf-8")
+
+
+def csv_line(type_info, row_delimiter: str, field_delimiter: str) -> Callable:
+    """How ``write_as_csv`` writes a tuple of ``type_info`` (Flink's CsvOutputFormat):
+    each field's Java ``toString()``, no quoting, then the row delimiter."""
+    if not isinstance(type_info, TupleTypeInfo):
+        raise TypeError("write_as_csv() can only be used on streams of tuples typed with "
+                        "Types.TUPLE([...]); map to one first, e.g. ds.map(f, output_type="
+                        f"Types.TUPLE([Types.STRING(), Types.INT()])), or use write_as_text(). "
+                        f"The stream's type is {type_info}")
+    return _CsvLine(type_info.get_field_types(), row_delimiter, field_delimiter)
+
+
+class _CsvLine:
+    def __init__(self, field_types, row_delimiter: str, field_delimiter: str):
+        self.field_types = field_types
+        self.row_delimiter = row_delimiter
+        self.field_delimiter = field_delimiter
+
+    def __call__(self, record) -> bytes:
+        text = self.field_delimiter.join(field_type.to_java_string(value)
+                                         for field_type, value in zip(self.field_types, record))
+        return (text + self.row_delimiter).encode("utf-8")
+
+
+def socket_sink(host: str, port: int, schema: SerializationSchema) -> Sink:
+    """``write_to_socket``: each record's ``schema`` bytes, sent to ``host:port``."""
+    if not isinstance(schema, SerializationSchema):
+        raise TypeError(f"write_to_socket() expects a SerializationSchema (e.g. "
+                        f"SimpleStringSchema()), got {type(schema).__name__}")
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"write_to_socket(): port must be between 1 and 65535, got {port!r}")
+    return SocketSink(host, port, schema._serialize)

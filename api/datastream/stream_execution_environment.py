@@ -23,6 +23,7 @@ from api.common.io import InputFormat
 from api.common.execution_config import ExecutionConfig
 from api.common.job_client import JobClient
 from api.common.job_execution_result import JobExecutionResult, JobID
+from api.common.restart_strategy import RestartStrategyConfiguration
 from api.common.typeinfo import Types, TypeInformation
 from api.unavailable import check_available
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
@@ -31,7 +32,8 @@ from .checkpointing_mode import CheckpointingMode
 from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
 from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
 from .connectors.file_system import FileSource, StreamFormat
-from .data_stream import COLLECT_SINK, CloseableIterator, DataStream
+from .data_stream import (COLLECT_SINK, CloseableIterator, DataStream, checked_buffer_timeout,
+                          ingestion_timestamps)
 from .functions import SourceFunction
 from .slot_sharing_group import SlotSharingGroup
 from .time_characteristic import TimeCharacteristic
@@ -68,7 +70,7 @@ class StreamExecutionEnvironment:
         self._max_parallelism = DEFAULT_MAX_PARALLELISM
         self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
-        self._buffer_timeout = 100
+        self._sources_created = 0
         self._sinks: List[Transformation] = []
         self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
@@ -221,13 +223,19 @@ class StreamExecutionEnvironment:
         return self._chaining
 
     def set_buffer_timeout(self, timeout_millis: int) -> "StreamExecutionEnvironment":
-        """Accepted for compatibility: records cross stages once per micro-batch."""
-        self._buffer_timeout = timeout_millis
+        """Sets how long (ms) records may wait before they are sent on. Records cross
+        operators once per micro-batch, so this is the interval at which an unbounded job
+        starts its micro-batches (``execution.micro-batch.interval``; an operator's own
+        ``set_buffer_timeout`` may make it shorter). A bounded job runs its batches back
+        to back. 0 (flush every record) and -1 (flush full buffers only) cannot apply
+        here and raise ValueError."""
+        self._conf[MICRO_BATCH_INTERVAL] = str(
+            checked_buffer_timeout(timeout_millis, "set_buffer_timeout"))
         return self
 
     def get_buffer_timeout(self) -> int:
-        return self._buffer_timeout
-
+        """The interval (ms) of an unbounded job's micro-batches (see ``set_buffer_timeout``)."""
+        return int(self._conf.get(MICRO_BATCH_INTERVAL, DEFAULT_MICRO_BATCH_INTERVAL_MS))
 
     # --- sources --------------------------------------------------------------
     def from_collection(self, collection: List, type_info: TypeInformation = None) -> DataStream:
@@ -241,7 +249,29 @@ class StreamExecutionEnvironment:
                            partial(SourceOperator, source.for_tasks()),
                            output_type=type_info or Types.PICKLED_BYTE_ARRAY(), parallelism=1,
                            pact="Data Source", source=source)
-        return DataStream(self, t)
+        return self._source_stream(t)
+
+    def from_elements(self, *values) -> DataStream:
+        """A stream of the given elements: ``env.from_elements("Foo", "bar")``, as
+        ``from_collection([...])``."""
+        if not values:
+            raise ValueError("from_elements() needs at least one element")
+        return self.from_collection(list(values))
+
+    def generate_sequence(self, from_: int, to: int) -> DataStream:
+        """The numbers from ``from_`` to ``to`` (both included), generated in parallel, as
+        ``from_source(NumberSequenceSource(from_, to), ...)``."""
+        from .connectors.number_seq import NumberSequenceSource
+        return self.from_source(NumberSequenceSource(from_, to), None, "Sequence Source")
+
+    def _source_stream(self, t: Transformation) -> DataStream:
+        """The stream of a new source; with IngestionTime, its records are stamped as they
+        enter (see ``set_stream_time_characteristic``)."""
+        self._sources_created += 1
+        stream = DataStream(self, t)
+        if self._time_characteristic is TimeCharacteristic.IngestionTime:
+            return ingestion_timestamps(stream)
+        return stream
 
     def from_source(self, source, watermark_strategy, source_name: str,
                     type_info: TypeInformation = None) -> DataStream:
@@ -257,10 +287,14 @@ class StreamExecutionEnvironment:
                            parallelism=engine_source.parallelism,  # 1 if not parallel
                            pact="Data Source", source=engine_source)
         t.uses_time = stamps_records
-        stream = DataStream(self, t)
         if watermark_strategy is None or watermark_strategy.is_no_watermarks():
-            return stream
-        return stream.assign_timestamps_and_watermarks(watermark_strategy)
+            return self._source_stream(t)
+        if self._time_characteristic is TimeCharacteristic.IngestionTime:
+            raise ValueError(f"from_source({source_name!r}): the stream time characteristic is "
+                             "IngestionTime, which stamps records as they enter a source; a "
+                             "WatermarkStrategy would stamp them again. Pass "
+                             "WatermarkStrategy.no_watermarks(), or use EventTime.")
+        return self._source_stream(t).assign_timestamps_and_watermarks(watermark_strategy)
 
     # --- execution ------------------------------------------------------------
     def _add_sink(self, sink: Transformation) -> None:
@@ -282,8 +316,8 @@ class StreamExecutionEnvironment:
             parallelism=self._parallelism, max_parallelism=self._max_parallelism,
             chaining_enabled=self._chaining, batch_mode=mode is RuntimeExecutionMode.BATCH,
             max_records_per_batch=int(self._conf.get(MICRO_BATCH_SIZE, DEFAULT_MICRO_BATCH_SIZE)),
-            batch_interval_ms=int(self._conf.get(MICRO_BATCH_INTERVAL,
-                                                 DEFAULT_MICRO_BATCH_INTERVAL_MS)),
+            batch_interval_ms=min([self.get_buffer_timeout()] + [
+                t.buffer_timeout for t in reachable(sinks) if t.buffer_timeout is not None]),
             executor=self._conf.get(EXECUTOR, "spark"),
             spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
             spark_session=self._spark_session,
@@ -294,7 +328,8 @@ class StreamExecutionEnvironment:
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
             checkpoints=self._checkpoint_options(),
             python_dependencies=PythonDependencies.from_configuration(
-                self._conf, tuple(self._cached_files)))
+                self._conf, tuple(self._cached_files)),
+            restart=self.get_restart_strategy()._engine_policy())
 
     def _checkpoint_options(self) -> CheckpointOptions:
         config = self._checkpoint_config
@@ -324,13 +359,13 @@ class StreamExecutionEnvironment:
         start = time.time()
         for _ in runner.batches():
             pass
-        return JobExecutionResult(JobID(runner.job.run_id), int((time.time() - start) * 1000))
+        return JobExecutionResult(JobID(runner.job_id), int((time.time() - start) * 1000))
 
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""
         sinks = self._take_sinks()
         runner = create_runner(sinks, self._settings(sinks, job_name))
-        return JobClient(JobID(runner.job.run_id), _AsyncRun(runner))
+        return JobClient(JobID(runner.job_id), _AsyncRun(runner))
 
     def _execute_collect(self, sink: Transformation, buffer, job_name=None):
         sinks = self._take_sinks(sink)
@@ -427,7 +462,7 @@ class StreamExecutionEnvironment:
                                partial(SourceOperator, source.for_tasks()),
                                output_type=type_info or Types.PICKLED_BYTE_ARRAY(),
                                parallelism=1, pact="Data Source", source=source)
-            return DataStream(self, t)
+            return self._source_stream(t)
         return self.from_source(source_func, None, source_name, type_info)
 
     def create_input(self, input_format: InputFormat, type_info: Optional[TypeInformation] = None):
@@ -468,8 +503,12 @@ class StreamExecutionEnvironment:
         return self._checkpoint_config.is_force_unaligned_checkpoints()
 
     def set_restart_strategy(self, restart_strategy_configuration) -> None:
-        """Records a RestartStrategies configuration (see ``api.common.restart_strategy``:
-        it does not yet decide anything here)."""
+        """Sets what happens when a micro-batch fails, e.g.
+        ``env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 1000))``: the
+        job restarts from its last committed batch (see ``api.common.restart_strategy``)."""
+        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
+            raise TypeError(f"set_restart_strategy() expects a RestartStrategies "
+                            f"configuration, got {type(restart_strategy_configuration).__name__}")
         self._config.set_restart_strategy(restart_strategy_configuration)
 
     def get_restart_strategy(self):
@@ -477,8 +516,29 @@ class StreamExecutionEnvironment:
         return self._config.get_restart_strategy()
 
     def set_stream_time_characteristic(self, characteristic: TimeCharacteristic) -> None:
-        """Recorded only (see ``api.datastream.time_characteristic``)."""
+        """Sets the time characteristic of the streams created from this environment:
+
+        - ``time_window`` uses processing-time windows under ProcessingTime, event-time
+          windows otherwise (each window assigner still names its own time);
+        - under IngestionTime every source stamps each record with the processing time of
+          the micro-batch it enters in, and watermarks follow those timestamps: set it
+          before creating the sources;
+        - ProcessingTime sets the auto watermark interval to 0; IngestionTime and
+          EventTime set it to 200 ms if it was 0."""
+        if not isinstance(characteristic, TimeCharacteristic):
+            raise TypeError(f"set_stream_time_characteristic() expects a TimeCharacteristic, "
+                            f"got {characteristic!r}")
+        ingestion = TimeCharacteristic.IngestionTime
+        if self._sources_created and (characteristic is ingestion) != \
+                (self._time_characteristic is ingestion):
+            raise ValueError("set_stream_time_characteristic(): IngestionTime applies to "
+                             "sources as they are created, and this environment has sources "
+                             "already: set the time characteristic before creating them.")
         self._time_characteristic = characteristic
+        if characteristic is TimeCharacteristic.ProcessingTime:
+            self._config.set_auto_watermark_interval(0)
+        elif self._config.get_auto_watermark_interval() == 0:
+            self._config.set_auto_watermark_interval(200)
 
     def get_stream_time_characteristic(self) -> TimeCharacteristic:
         return self._time_characteristic
@@ -579,7 +639,7 @@ class _AsyncRun:
             return
         self._status = "CANCELED" if self._runner.cancelled and not self._runner.stopped \
             else "FINISHED"
-        self.future.set_result(JobExecutionResult(JobID(self._runner.job.run_id),
+        self.future.set_result(JobExecutionResult(JobID(self._runner.job_id),
                                                   int((time.time() - start) * 1000)))
 
     def status(self) -> str:

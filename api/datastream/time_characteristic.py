@@ -1,9 +1,9 @@
 """TimeCharacteristic, as in PyFlink 1.x's ``pyflink.datastream.time_characteristic``
 (removed in PyFlink 2.x; ``env.set_stream_time_characteristic`` takes it).
 
-Since Flink 1.12 event time is the default and each window assigner says which time it
-uses (``TumblingEventTimeWindows``, ``TumblingProcessingTimeWindows``), so the
-characteristic is only recorded.
+Event time is the default, and each window assigner says which time it uses
+(``TumblingEventTimeWindows``, ``TumblingProcessingTimeWindows``); what the
+characteristic still decides is described at ``set_stream_time_characteristic``.
 """
 from enum import Enum
 

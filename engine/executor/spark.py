@@ -188,14 +188,17 @@ def task_attempts(master: str, conf) -> int:
 
 
 class SparkExecutor(Executor):
-    def __init__(self, session, bundle: Optional[Bundle] = None):
+    def __init__(self, session, bundle: Optional[Bundle] = None, retry_tasks: bool = True):
+        """``retry_tasks`` False: a task whose user code fails reports it at once (the
+        job's restart policy decides instead of Spark's retries)."""
         self.session = session
         self.sc = session.sparkContext
         self.job: Optional[CompiledJob] = None
         self._broadcast = None
         self._bundle = bundle
         self.shares_driver_disk = self.sc.master.startswith("local")
-        self.task_attempts = task_attempts(self.sc.master, session.conf)  # one lookup at most
+        self.task_attempts = (task_attempts(self.sc.master, session.conf)  # one lookup at most
+                              if retry_tasks else 1)
 
     def start(self, job: CompiledJob) -> None:
         self.job = job

@@ -39,3 +39,14 @@ class TimestampsOperator(Operator):
             if batch_max > self.max_timestamps.get(input_id, batch_max - 1):
                 self.max_timestamps[input_id] = batch_max
         self.output(out)
+
+
+class IngestionTimestampsOperator(TimestampsOperator):
+    """Stamps each record with the processing time of the micro-batch in which it enters
+    the job (``TimeCharacteristic.IngestionTime``)."""
+
+    def __init__(self):
+        super().__init__(self)
+
+    def extract_timestamp(self, value, record_timestamp) -> int:
+        return self.task.clock.processing_time
