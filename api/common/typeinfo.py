@@ -414,8 +414,7 @@ class RowTypeInfo(TypeInformation):
         if len(values) != len(self._field_types):
             raise ValueError("%r expects %d fields, got %d: %r"
                              % (self, len(self._field_types), len(values), value))
-        row = Row(*[None if v is None else t.convert(v)
-                    for t, v in zip(self._field_types, values)])
+        row = Row(*_converted_fields(self._field_types, self._names, values, True))
         row._fields = self._names
         row._row_kind = kind
         return row
@@ -480,6 +479,27 @@ class RowTypeInfo(TypeInformation):
         return 'RowTypeInfo(%s)' % ', '.join(repr(t) for t in self._field_types)
 
 
+_CONVERSION_ERRORS = (TypeError, ValueError, OverflowError)
+
+
+def _converted_fields(field_types, names, values, none_passes: bool) -> list:
+    """Each field's value converted by its type (None kept as it is if ``none_passes``);
+    a value that does not fit names its field (``f0``, ``f1``... in a tuple, as in Flink)."""
+    try:
+        if none_passes:
+            return [None if v is None else t.convert(v) for t, v in zip(field_types, values)]
+        return [t.convert(v) for t, v in zip(field_types, values)]
+    except _CONVERSION_ERRORS:
+        for name, field_type, value in zip(names, field_types, values):
+            if value is None and none_passes:
+                continue
+            try:
+                field_type.convert(value)
+            except _CONVERSION_ERRORS as e:
+                raise type(e)("field %r: %s" % (name, e)) from None
+        raise
+
+
 class TupleTypeInfo(TypeInformation):
     """Type information for tuples; fields may not be None (except pickled and Instant)."""
 
@@ -495,7 +515,8 @@ class TupleTypeInfo(TypeInformation):
         if len(value) != len(self._field_types):
             raise ValueError("%r expects %d fields, got %d: %r"
                              % (self, len(self._field_types), len(value), value))
-        return tuple(t.convert(v) for t, v in zip(self._field_types, value))
+        return tuple(_converted_fields(
+            self._field_types, ['f%d' % i for i in range(len(value))], value, False))
 
     def collected_value(self, value):
         return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))

@@ -81,6 +81,17 @@ def test_int_overflow_in_declared_output_type(capfd):
     assert "OverflowError" in str(info.value)
 
 
+def test_a_value_not_of_its_declared_type_names_operator_field_and_value():
+    env = make_env("local")
+    row = Types.ROW_NAMED(["name", "pair"], [Types.STRING(),
+                                             Types.TUPLE([Types.STRING(), Types.INT()])])
+    env.from_collection(["a"]).map(lambda x: (x, ("z", "seven")), output_type=row).print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    assert ("Operator 'Map' failed on record ('a', ('z', 'seven')): TypeError: field 'pair': "
+            "field 'f1': Integer expects int, got str: 'seven'") in str(info.value)
+
+
 def test_unserializable_function_fails_before_anything_runs(capfd):
     lock = threading.Lock()
     env = make_env("spark")  # Spark is never reached: the error comes first
