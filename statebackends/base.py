@@ -21,8 +21,9 @@ never registers keeps them, written back unchanged); with ``allow_pickled`` fals
 restore reads no pickled data at all. A refusal raises PickledStateError naming the
 file.
 
-A key group's changes are stored as msgpack ``{state name: [slots, values, deleted
-slots]}`` (see ``_encode_group``).
+A key group's changes are stored as msgpack ``{state name: [keys, namespaces, values,
+deleted keys, deleted namespaces]}`` (see ``_encode_group``): parallel lists, so that
+common keys, namespaces and values are msgpack's own types, packed without a hook.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from statebackends.heap_states import (
 )
 from statebackends.serialization import (
     NotDataError, Pickled, PickledDataError, deferred_count, deserialize, deserialize_data,
-    deserialize_deferred, resolve_pickled, serialize_data, serialize_value,
+    deserialize_deferred, resolve_pickled, serialize_data, serialize_data_items, serialize_value,
+    serialize_value_items,
 )
 from statebackends.spec import StateKind, StateSpec
 
@@ -72,7 +74,7 @@ GroupChanges = Dict[str, Tuple[Dict[Slot, Any], list]]
 """One key group's changes, per state name: (puts {slot: value}, deleted slots). A
 snapshot has the same shape with no deletes and replaces its key groups."""
 
-_ARRAY_OF_3 = b"\x93"
+_ARRAY_OF_5 = b"\x95"
 
 
 def _map_header(size: int) -> bytes:
@@ -232,15 +234,21 @@ class KeyedStateBackend(ABC):
                          f"key {slot[0]!r} cannot be serialized: {cause}{hint}")
 
     def _encode_group(self, changes: GroupChanges) -> bytes:
-        """A key group's changes as msgpack ``{state name: [slots, values, deleted
-        slots]}``: slots with the keys' serializer, values with their state's."""
+        """A key group's changes as msgpack ``{state name: [keys, namespaces, values,
+        deleted keys, deleted namespaces]}``: keys and namespaces with the keys'
+        serializer, values with their state's."""
         parts = [_map_header(len(changes))]
-        write_key = self._key_writer
+        write_keys = serialize_value_items if self.allow_pickled else serialize_data_items
         for name, (puts, deletes) in changes.items():
-            write_value = self._value_writer(name)
+            write_values = (serialize_value_items if self._value_writer(name) is serialize_value
+                            else serialize_data_items)
             try:
-                parts += (serialize_data(name), _ARRAY_OF_3, write_key(list(puts)),
-                          write_value(list(puts.values())), write_key(deletes))
+                parts += (serialize_data(name), _ARRAY_OF_5,
+                          write_keys([slot[0] for slot in puts]),
+                          write_keys([slot[1] for slot in puts]),
+                          write_values(list(puts.values())),
+                          write_keys([slot[0] for slot in deletes]),
+                          write_keys([slot[1] for slot in deletes]))
             except Exception as e:
                 raise self._first_unstorable(name, puts, deletes, e) from e
         return b"".join(parts)
@@ -275,13 +283,16 @@ class KeyedStateBackend(ABC):
             for group, (deferred, stored) in store.iter_groups(state_file, key_group_range,
                                                                decode=counted):
                 changes: GroupChanges = {}
-                for name, (slots, values, deletes) in stored.items():
+                for name, (keys, namespaces, values, deleted, deleted_namespaces) in \
+                        stored.items():
                     if deferred:
                         self._pickled_in.setdefault(name, state_file.path)
                         unpickle = self._unpickler(None, state_file.path, True)
-                        slots = [resolve_pickled(slot, unpickle) for slot in slots]
-                        deletes = [resolve_pickled(slot, unpickle) for slot in deletes]
-                    changes[name] = (dict(zip(slots, values)), deletes)
+                        keys, namespaces, deleted, deleted_namespaces = (
+                            resolve_pickled(items, unpickle)
+                            for items in (keys, namespaces, deleted, deleted_namespaces))
+                    changes[name] = (dict(zip(zip(keys, namespaces), values)),
+                                     list(zip(deleted, deleted_namespaces)))
                 yield group, changes
         except CorruptFileError as e:
             if isinstance(e.__cause__, PickledDataError):

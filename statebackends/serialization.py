@@ -33,12 +33,12 @@ import importlib
 import io
 import pickle
 from decimal import Decimal
-from functools import partial
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import msgpack
 
 __all__ = ["serialize_key", "serialize_value", "serialize_data", "serialize_data_key",
+           "serialize_value_items", "serialize_data_items",
            "deserialize", "deserialize_deferred", "deserialize_data", "key_item_bytes",
            "data_key_item_bytes", "PAIR_HEADER", "Pickled", "resolve_pickled",
            "deferred_count", "NotDataError", "PickledDataError"]
@@ -56,6 +56,7 @@ _INSTANT = 10  # [seconds, nanos]
 _TIME_WINDOW = 11  # [start, end]
 _COUNT_WINDOW = 12  # [id]
 _GLOBAL_WINDOW = 13  # []
+_SAME_TYPE = 14  # a list of items of one type above: [its code, [each item's fields]]
 _PROTOCOL = 5
 
 
@@ -142,8 +143,15 @@ _NAMED_TO_DATA: Dict[Tuple[str, str], Tuple[int, Callable[[Any], Optional[list]]
 }
 
 
-def _named(module: str, name: str) -> Callable[..., Any]:
-    return lambda *fields: getattr(importlib.import_module(module), name)(*fields)
+def _named(module: str, name: str) -> Callable[[list], Any]:
+    """Builds an instance of ``module.name`` from its fields (imported on first use)."""
+    found = []
+
+    def build(fields: list) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module), name))
+        return found[0](*fields)
+    return build
 
 
 _FROM_DATA: Dict[int, Callable[[list], Any]] = {
@@ -152,11 +160,24 @@ _FROM_DATA: Dict[int, Callable[[list], Any]] = {
     _TIME: lambda f: datetime.time(*f),
     _DATETIME: _datetime,
     _ROW: _row,
-    _INSTANT: lambda f: _named("api.common.time", "Instant")(*f),
-    _TIME_WINDOW: lambda f: _named("engine.time.windows", "TimeWindow")(*f),
-    _COUNT_WINDOW: lambda f: _named("engine.time.windows", "CountWindow")(*f),
-    _GLOBAL_WINDOW: lambda f: _named("engine.time.windows", "GlobalWindow")(),
+    _INSTANT: _named("api.common.time", "Instant"),
+    _TIME_WINDOW: _named("engine.time.windows", "TimeWindow"),
+    _COUNT_WINDOW: _named("engine.time.windows", "CountWindow"),
+    _GLOBAL_WINDOW: _named("engine.time.windows", "GlobalWindow"),
 }
+
+
+_NO_DATA = (None, None)
+_by_type: Dict[type, Tuple[Optional[int], Optional[Callable[[Any], Optional[list]]]]] = {}
+
+
+def _converter(t: type) -> Tuple[Optional[int], Optional[Callable[[Any], Optional[list]]]]:
+    """(extension code, fields of a value) of type ``t`` as data, or (None, None)."""
+    found = _by_type.get(t)
+    if found is None:
+        found = _by_type[t] = (_TO_DATA.get(t) or _NAMED_TO_DATA.get((t.__module__, t.__qualname__))
+                               or _NO_DATA)
+    return found
 
 
 def _data_of(obj: Any) -> Optional[Tuple[int, Any]]:
@@ -164,10 +185,9 @@ def _data_of(obj: Any) -> Optional[Tuple[int, Any]]:
     t = type(obj)
     if t is int:  # (msgpack asks only for ints beyond 64 bits)
         return _BIG_INT, obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
-    found = _TO_DATA.get(t) or _NAMED_TO_DATA.get((t.__module__, t.__qualname__))
-    if found is None:
+    code, fields_of = _converter(t)
+    if code is None:
         return None
-    code, fields_of = found
     fields = fields_of(obj)
     return None if fields is None else (code, fields)
 
@@ -197,7 +217,7 @@ def _make_default(pickled: Callable[[Any], bytes], canonical: bool) -> Callable:
     def default(obj: Any) -> msgpack.ExtType:
         t = type(obj)
         if t is tuple:
-            return msgpack.ExtType(_TUPLE, _items(obj, default))
+            return msgpack.ExtType(_TUPLE, _items(list(obj), default))
         if t is Pickled:
             return msgpack.ExtType(_PICKLE, obj.data)
         if t is frozenset and canonical:  # iteration order varies: sort the members' bytes
@@ -209,16 +229,16 @@ def _make_default(pickled: Callable[[Any], bytes], canonical: bool) -> Callable:
         if data is not None:
             code, fields = data
             return msgpack.ExtType(code, fields if code == _BIG_INT
-                                   else _packb(fields, default))
+                                   else _items(fields, default))
         return msgpack.ExtType(_PICKLE, pickled(obj))
     return default
 
 
-def _items(obj: tuple, default) -> bytes:
-    try:  # the common case first: a tuple of scalars
-        return _SCALAR_PACKER.pack(list(obj))
+def _items(items: list, default) -> bytes:
+    try:  # the common case first: scalars
+        return _SCALAR_PACKER.pack(items)
     except _NOT_SCALAR:
-        return _packb(list(obj), default)
+        return _packb(items, default)
 
 
 def _fresh_packer(default) -> msgpack.Packer:
@@ -260,6 +280,8 @@ def _ext_head(code: int, size: int) -> bytes:
 _TUPLE_HEADS = [_ext_head(_TUPLE, size) for size in range(256)]
 
 
+
+
 class _Writer:
     """Serializes keys and values, pickling what is not data with ``pickled`` (which may
     raise NotDataError instead). The packers are reused (4x faster than packb); a
@@ -269,7 +291,8 @@ class _Writer:
         self._key_pickle = key_pickle
         self._value_pickle = value_pickle
         self._key_packer = _fresh_packer(_make_default(key_pickle, canonical=True))
-        self._value_packer = _fresh_packer(_make_default(value_pickle, canonical=False))
+        self._value_default = _make_default(value_pickle, canonical=False)
+        self._value_packer = _fresh_packer(self._value_default)
 
     def key(self, obj: Any) -> bytes:
         return _whole(obj, self._key_packer, self._key_pickle)
@@ -293,6 +316,29 @@ class _Writer:
                 return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
         return _whole(obj, self._value_packer, self._value_pickle)
 
+    def items(self, items: list) -> bytes:
+        """A list as ``value`` writes it, or, faster, a list of tuples or of one data class
+        as one extension holding their fields (the same list when read)."""
+        try:
+            return _SCALAR_PACKER.pack(items)
+        except _NOT_SCALAR:
+            pass
+        t = type(items[0])
+        code, fields_of = (_TUPLE, list) if t is tuple else _converter(t)
+        if code is not None:
+            for item in items:
+                if type(item) is not t:
+                    break
+            else:
+                fields = list(map(fields_of, items))
+                if None not in fields:
+                    try:
+                        return msgpack.packb(msgpack.ExtType(_SAME_TYPE, _items(
+                            [code, fields], self._value_default)))
+                    except (UnicodeEncodeError, ValueError):
+                        pass
+        return self.value(items)
+
 
 _PICKLING = _Writer(_canonical_pickle, _value_pickle)
 _DATA_ONLY = _Writer(_refuse, _refuse)
@@ -306,6 +352,10 @@ serialize_value: Callable[[Any], bytes] = _PICKLING.value
 """Bytes of a state value; what is not data is pickled."""
 serialize_data: Callable[[Any], bytes] = _DATA_ONLY.value
 """Bytes of data (a state value, checkpoint metadata); NotDataError for anything else."""
+serialize_value_items: Callable[[list], bytes] = _PICKLING.items
+"""``serialize_value`` of a list of values (of keys), faster for a list of one type."""
+serialize_data_items: Callable[[list], bytes] = _DATA_ONLY.items
+"""``serialize_data`` of a list of values (of keys), faster for a list of one type."""
 
 PAIR_HEADER = b"\x92"
 """The msgpack header of a two-item list: see ``key_item_bytes``."""
@@ -334,11 +384,17 @@ def _make_reader(on_pickle: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
             return frozenset(map(read, msgpack.unpackb(data)))
         if code == _BIG_INT:
             return int.from_bytes(data, "little", signed=True)
+        if code == _SAME_TYPE:
+            code, fields = read(data)
+            if code == _TUPLE:
+                return [tuple(f) for f in fields]
+            return list(map(_FROM_DATA[code], fields))
         from_data = _FROM_DATA.get(code)
         if from_data is None:
             raise ValueError(f"unknown msgpack extension type {code} in stored state")
         return from_data(read(data))
-    read = partial(msgpack.unpackb, ext_hook=ext_hook, strict_map_key=False, raw=False)
+    def read(data: bytes, unpackb=msgpack.unpackb) -> Any:
+        return unpackb(data, ext_hook=ext_hook, strict_map_key=False, raw=False)
     return read
 
 
