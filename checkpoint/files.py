@@ -39,8 +39,8 @@ from zlib import crc32
 
 from statebackends.serialization import deserialize_data, serialize_data
 
-__all__ = ["CorruptFileError", "UnknownFormatError", "write_checked", "read_checked", "write_framed", "FramedFile",
-           "is_temporary_name", "link_or_copy"]
+__all__ = ["CorruptFileError", "UnknownFormatError", "write_checked", "read_checked",
+           "write_framed", "FramedFile", "is_temporary_name", "link_or_copy"]
 
 _MAGIC = b"SDSCHK\0\n"
 _VERSION = 2  # 1: a pickle payload, with no version field

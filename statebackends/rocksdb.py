@@ -16,9 +16,10 @@ another parallelism copies exactly its groups, and a full snapshot reads group b
 group. Keys and values are msgpack where the type allows, pickle otherwise, where the
 job allows pickled state (``statebackends.serialization``, ``statebackends.base``): a
 table reads pickled values only once its state is registered as pickled (before, it
-reads them as ``Pickled`` placeholders, written back unchanged). Keys equal in Python but of different types
-(``1``, ``1.0``, ``True``) are different entries while the job runs; the changelog and
-full-snapshot files (dicts by slot, as the hashmap backend writes them) merge them.
+reads them as ``Pickled`` placeholders, written back unchanged). Keys equal in Python
+but of different types (``1``, ``1.0``, ``True``) are different entries while the job
+runs; the changelog and full-snapshot files (dicts by slot, as the hashmap backend
+writes them) merge them.
 
 Python memory holds the registrations, the slots changed in the current batch, the
 value last read per state, and the batch's writes not yet in RocksDB (at most
