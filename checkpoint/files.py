@@ -1,28 +1,35 @@
-"""Atomic, checksummed files: one pickled object, or a framed file of many parts.
+"""Atomic, checksummed files: one object of data, or a framed file of many parts.
 
 A file is written under a hidden temporary name in its directory and renamed
 into place, so readers see either the old file or the complete new one, and a
 retried writer simply replaces it.
 
-``write_checked``/``read_checked`` (small files): magic, crc32 of the payload,
-payload length, payload (pickle protocol 5).
+Nothing read from a checkpoint file is unpickled: objects here (a commit record, a
+file's header) are data, written with ``statebackends.serialization.serialize_data``
+and read with ``deserialize_data``, which raises instead of unpickling. (A frame's
+bytes are decoded by its reader: see ``checkpoint.state_store``.)
+
+``write_checked``/``read_checked`` (small files; all integers little-endian)::
+
+    magic "SDSCHK\0\n", format version (u32), crc32 of the payload (u32),
+    payload length (u64), payload (msgpack data)
 
 ``write_framed``/``FramedFile`` (files larger than memory, written and read one
 frame at a time; all integers little-endian)::
 
-    header   magic "SDSFRM1\n", format version (u32), length (u64), pickled header object
+    header   magic "SDSFRM1\n", format version (u32), length (u64), header object (data)
     frames   per frame: id (u32), length (u64), crc32 of id+length+data (u32), data
     index    per frame: id (u32), offset of its frame (u64)
     trailer  index offset (u64), magic "SDSFRMEN", crc32 of header+index (u32)
 
 A reader opens the header and index (checked by the trailer's crc), seeks to the
-frames it wants and checks each frame's crc as it reads it.
+frames it wants and checks each frame's crc as it reads it. A format version this
+code does not know raises UnknownFormatError.
 """
 from __future__ import annotations
 
 import errno
 import os
-import pickle
 import shutil
 import struct
 import uuid
@@ -30,16 +37,19 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Tuple
 from zlib import crc32
 
-__all__ = ["CorruptFileError", "write_checked", "read_checked", "write_framed", "FramedFile",
-           "is_temporary_name", "link_or_copy"]
+from statebackends.serialization import deserialize_data, serialize_data
 
-_MAGIC = b"SDSCHK1\n"
-_HEADER = struct.Struct("<8sIQ")
+__all__ = ["CorruptFileError", "UnknownFormatError", "write_checked", "read_checked",
+           "write_framed", "FramedFile", "is_temporary_name", "link_or_copy"]
+
+_MAGIC = b"SDSCHK\0\n"
+_VERSION = 2  # 1: a pickle payload, with no version field
+_HEADER = struct.Struct("<8sIIQ")  # magic, format version, crc32 of the payload, its length
 _TEMPORARY_PREFIX = ".tmp-"
 
 _FRAMED_MAGIC = b"SDSFRM1\n"
 _FRAMED_END = b"SDSFRMEN"
-_FRAMED_VERSION = 1
+_FRAMED_VERSION = 2  # 1: a pickled header object
 _FRAMED_HEADER = struct.Struct("<8sIQ")  # magic, format version, header object length
 _FRAME_ID = struct.Struct("<IQ")  # frame id, data length (crc32 covers these and the data)
 _FRAME = struct.Struct("<IQI")  # frame id, data length, crc32
@@ -55,6 +65,29 @@ class CorruptFileError(Exception):
         super().__init__(f"corrupt checkpoint file {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class UnknownFormatError(CorruptFileError):
+    """A checkpoint file of a format version this version of spark-datastream cannot read
+    (written by another version)."""
+
+    def __init__(self, path: str, kind: str, version: int, known: int):
+        super().__init__(path, f"{kind} format version {version}; this version of "
+                               f"spark-datastream reads only version {known}")
+
+
+def _encoded(path: str, obj: Any, what: str) -> bytes:
+    try:
+        return serialize_data(obj)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"cannot write {what} of checkpoint file {path}: {e}") from e
+
+
+def _decoded(path: str, payload, what: str) -> Any:
+    try:
+        return deserialize_data(payload)
+    except Exception as e:  # a valid checksum over bytes that are not data
+        raise CorruptFileError(path, f"cannot read {what}: {e}") from e
 
 
 def temporary_path(path: str) -> str:
@@ -97,30 +130,30 @@ def _replacing(path: str) -> Iterator[BinaryIO]:
 
 def write_checked(path: str, obj: Any) -> None:
     """Atomically writes ``obj`` to ``path``, replacing any existing file."""
-    payload = pickle.dumps(obj, protocol=5)
+    payload = _encoded(path, obj, "the object")
     with _replacing(path) as f:
-        f.write(_HEADER.pack(_MAGIC, crc32(payload), len(payload)))
+        f.write(_HEADER.pack(_MAGIC, _VERSION, crc32(payload), len(payload)))
         f.write(payload)
 
 
 def read_checked(path: str) -> Any:
-    """Reads an object written by ``write_checked``; raises CorruptFileError if damaged."""
+    """Reads an object written by ``write_checked``; raises CorruptFileError if damaged
+    or not data (nothing is unpickled)."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < _HEADER.size:
         raise CorruptFileError(path, f"only {len(data)} bytes, shorter than the header")
-    magic, checksum, length = _HEADER.unpack_from(data)
+    magic, version, checksum, length = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         raise CorruptFileError(path, "not a checkpoint file (bad magic bytes)")
+    if version != _VERSION:
+        raise UnknownFormatError(path, "checkpoint file", version, _VERSION)
     payload = memoryview(data)[_HEADER.size:]
     if len(payload) != length:
         raise CorruptFileError(path, f"payload is {len(payload)} bytes, header says {length}")
     if crc32(payload) != checksum:
         raise CorruptFileError(path, "checksum mismatch")
-    try:
-        return pickle.loads(payload)
-    except Exception as e:  # a valid checksum over an unreadable pickle
-        raise CorruptFileError(path, f"cannot unpickle: {e!r}") from e
+    return _decoded(path, payload, "its object")
 
 
 def link_or_copy(source: str, target: str) -> None:
@@ -138,9 +171,9 @@ def link_or_copy(source: str, target: str) -> None:
 
 def write_framed(path: str, header: Any, frames: Iterable[Tuple[int, bytes]]) -> None:
     """Atomically writes a framed file to ``path`` (replacing any existing file): the
-    pickled ``header`` object, then each ``(id, data)`` of ``frames`` as it comes, so
+    ``header`` object (data), then each ``(id, data)`` of ``frames`` as it comes, so
     that memory holds one frame at a time. Ids are distinct integers in [0, 2**32)."""
-    payload = pickle.dumps(header, protocol=5)
+    payload = _encoded(path, header, "the header")
     head = _FRAMED_HEADER.pack(_FRAMED_MAGIC, _FRAMED_VERSION, len(payload)) + payload
     offsets: Dict[int, int] = {}
     with _replacing(path) as f:
@@ -184,8 +217,7 @@ class FramedFile:
         if magic != _FRAMED_MAGIC:
             raise CorruptFileError(self.path, "not a framed checkpoint file (bad magic bytes)")
         if version != _FRAMED_VERSION:
-            raise CorruptFileError(self.path, f"framed file format version {version}; this "
-                                              f"version reads only {_FRAMED_VERSION}")
+            raise UnknownFormatError(self.path, "framed file", version, _FRAMED_VERSION)
         f.seek(size - _TRAILER.size)
         index_offset, end, checksum = _TRAILER.unpack(f.read(_TRAILER.size))
         self._frames_end = index_offset
@@ -201,10 +233,7 @@ class FramedFile:
         if crc32(index, crc32(head)) != checksum:
             raise CorruptFileError(self.path, "checksum mismatch in the header or index")
         self._offsets = {i: o for i, o in _INDEX_ENTRY.iter_unpack(index)}
-        try:
-            return pickle.loads(memoryview(head)[_FRAMED_HEADER.size:])
-        except Exception as e:  # a valid checksum over an unreadable pickle
-            raise CorruptFileError(self.path, f"cannot unpickle the header: {e!r}") from e
+        return _decoded(self.path, memoryview(head)[_FRAMED_HEADER.size:], "the header")
 
     def frame_ids(self) -> List[int]:
         """The ids of the frames, in increasing order."""

@@ -27,8 +27,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
-from checkpoint.files import CorruptFileError, is_temporary_name, link_or_copy, read_checked, \
-    temporary_path, write_checked
+from checkpoint.files import CorruptFileError, UnknownFormatError, is_temporary_name, \
+    link_or_copy, read_checked, temporary_path, write_checked
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
 from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 
@@ -108,7 +108,7 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
     try:
         os.makedirs(building)  # (a job without keyed state links no files into it)
         _link_files(store, _needed_files(store, record), building)
-        write_checked(os.path.join(building, METADATA_FILE), record)
+        write_checked(os.path.join(building, METADATA_FILE), record.to_data())
         os.rename(building, target)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
@@ -129,12 +129,9 @@ def read_restore_point(path: str) -> RestorePoint:
         raise IncompatibleCheckpointError(
             f"{path} has no {METADATA_FILE} file: it is not a complete checkpoint or savepoint")
     try:
-        record = read_checked(metadata)
+        record = CommitRecord.from_data(metadata, read_checked(metadata))
     except CorruptFileError as e:
         raise InvalidRestorePointError(str(e)) from e
-    if not isinstance(record, CommitRecord):
-        raise IncompatibleCheckpointError(f"{metadata} is not checkpoint metadata of this "
-                                          "engine")
     store = StateStore(path)
     _verify(store, record, path)
     return RestorePoint(path, record, store)
@@ -153,7 +150,7 @@ class JobDirectory:
     def commit(self, record: CommitRecord) -> None:
         """Commits a batch: once this returns, the batch survives any crash."""
         os.makedirs(self._metadata_dir, exist_ok=True)
-        write_checked(os.path.join(self._metadata_dir, str(record.batch_id)), record)
+        write_checked(os.path.join(self._metadata_dir, str(record.batch_id)), record.to_data())
         for old in self.committed_batches()[KEPT_COMMITS:]:
             self._remove_commit(old)
 
@@ -205,13 +202,16 @@ class JobDirectory:
 
         Candidates are tried newest version first (a commit before a checkpoint of the
         same version); each corrupt or incomplete one is skipped with a warning naming it.
+        A file of another format version, or metadata of another engine, raises.
         """
         candidates = []
         for path in ([os.path.join(self._metadata_dir, str(b)) for b in self.committed_batches()]
                      + [os.path.join(self.checkpoint_path(c), METADATA_FILE)
                         for c in self.checkpoint_ids()]):
             try:
-                record = read_checked(path)
+                record = CommitRecord.from_data(path, read_checked(path))
+            except UnknownFormatError:  # another version's: not to be skipped silently
+                raise
             except (CorruptFileError, OSError) as e:
                 log.warning("Skipping a damaged restore point: %s", e)
                 continue

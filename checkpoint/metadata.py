@@ -5,15 +5,19 @@ the same record as the ``_metadata`` of every checkpoint and savepoint. It holds
 everything besides keyed state that a restart needs: where each source split
 stands, the watermark, and the job's stateful operators, which a restore checks
 against the new program before any task runs.
+
+On disk a record is data (``to_data``: a dict of plain values with the schema
+version ``format_version``), never a pickle: ``from_data`` checks its shape and
+version and names the file when it does not fit.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Dict, Optional
 
 __all__ = ["FORMAT_VERSION", "OperatorInfo", "CommitRecord", "IncompatibleCheckpointError"]
 
-FORMAT_VERSION = 2  # 2: source positions per split id
+FORMAT_VERSION = 3  # 2: source positions per split id; 3: stored as data, not pickled
 
 
 class IncompatibleCheckpointError(Exception):
@@ -46,15 +50,38 @@ class CommitRecord:
     format_version: int = FORMAT_VERSION
     extra: Dict[str, Any] = field(default_factory=dict)  # e.g. restored_from: a savepoint
 
+    def to_data(self) -> Dict[str, Any]:
+        """The record as data (``checkpoint.files.write_checked`` stores it)."""
+        data = asdict(self)
+        data["operators"] = {uid: [o.name, o.parallelism, o.max_parallelism]
+                             for uid, o in self.operators.items()}
+        return data
+
+    @classmethod
+    def from_data(cls, path: str, data: Any) -> "CommitRecord":
+        """The record ``to_data`` gave, read from ``path``; IncompatibleCheckpointError if
+        it is not one or has another format version."""
+        names = [f.name for f in fields(cls)]
+        if not isinstance(data, dict) or not set(data) <= set(names) or "batch_id" not in data:
+            raise IncompatibleCheckpointError(f"{path} is not checkpoint metadata of this "
+                                              "engine")
+        version = data.get("format_version")
+        if version != FORMAT_VERSION:
+            raise IncompatibleCheckpointError(
+                f"{path} was written in state format {version}; this version of "
+                f"spark-datastream reads format {FORMAT_VERSION}")
+        try:
+            operators = {uid: OperatorInfo(*info) for uid, info in data["operators"].items()}
+            return cls(**dict(data, operators=operators))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise IncompatibleCheckpointError(
+                f"{path} is not checkpoint metadata of this engine: {e}") from e
+
     def check_restorable_by(self, path: str, operators: Dict[str, OperatorInfo],
                             sources: Dict[str, int], allow_non_restored_state: bool) -> None:
         """Fails with a precise message if a job with these keyed ``operators`` and
         ``sources`` (uid -> split ids, or None for a source whose splits
         are names that do not depend on the parallelism) cannot continue from this record."""
-        if self.format_version != FORMAT_VERSION:
-            raise IncompatibleCheckpointError(
-                f"{path} was written in state format {self.format_version}; this version of "
-                f"spark-datastream reads format {FORMAT_VERSION}")
         for uid, stored in self.operators.items():
             current = operators.get(uid)
             if current is None:

@@ -9,10 +9,15 @@ Layout under the store's root directory::
 
 A file holds the state of one key-group range at one version, as a full
 snapshot or as the changes since the previous version: a framed file
-(``checkpoint.files.write_framed``) with the writer's metadata in its header and
-one frame of pickled data per key group, written and read one group at a time
-(``write`` takes an iterator, ``iter_groups`` seeks to the groups a reader of a
-key-group range wants), so neither needs the range's state in memory at once.
+(``checkpoint.files.write_framed``) with the writer's metadata (data) in its header
+and one frame per key group, written and read one group at a time (``write`` takes
+an iterator, ``iter_groups`` seeks to the groups a reader of a key-group range wants),
+so neither needs the range's state in memory at once. A frame is msgpack
+(``statebackends.serialization``): by default data only, written with
+``serialize_data`` and read with ``deserialize_data``, so nothing in a frame is
+unpickled; a writer may pass its own ``encode``, and its reader its own ``decode``
+(the keyed state backends decide per state what may be pickled, see
+``statebackends.base``).
 Version ``v`` of key group ``g`` = the newest snapshot <= v covering g, then every
 changelog covering g after it, in version order.
 
@@ -32,20 +37,20 @@ never committed cannot overlap the new ones.
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import quote, unquote
 
 from checkpoint.files import (
     CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, replacing,
     write_checked, write_framed,
 )
+from statebackends.serialization import deserialize_data, serialize_data
 
 
 __all__ = ["CHANGELOG", "SNAPSHOT", "INCREMENTAL", "SNAPSHOT_KINDS", "StateFile", "StateFileContent", "StateStore",
-           "AmbiguousStateFilesError", "IncrementalSnapshotError"]
+           "AmbiguousStateFilesError", "IncrementalSnapshotError", "check_file_name"]
 
 CHANGELOG = "changelog"
 SNAPSHOT = "snapshot"
@@ -157,13 +162,14 @@ class StateStore:
     # -- writing --------------------------------------------------------------
 
     def write(self, operator_id: str, key_group_range: KeyGroupRange, version: int,
-              kind: str, groups: Groups, meta: Any = None) -> StateFile:
+              kind: str, groups: Groups, meta: Any = None,
+              encode: Callable[[Any], bytes] = serialize_data) -> StateFile:
         """Writes (or overwrites) the file of one range at one version.
 
         ``groups`` maps key group -> data, or is an iterator of ``(key group, data)``
-        pairs, consumed one pair at a time; each group is pickled on its own. A file
-        of the other kind at the same version (an earlier attempt) is removed first,
-        so a version never has both.
+        pairs, consumed one pair at a time; each group's data is ``encode``d on its own
+        (default: data only), ``meta`` is data. A file of the other kind at the same
+        version (an earlier attempt) is removed first, so a version never has both.
         """
         if kind not in (CHANGELOG, SNAPSHOT):
             raise ValueError(f"kind must be {CHANGELOG!r} or {SNAPSHOT!r} (incremental "
@@ -176,7 +182,7 @@ class StateStore:
                 if not (isinstance(group, int) and start <= group <= end):
                     raise ValueError(f"key group {group!r} is outside the range {start}-{end} "
                                      f"written by operator {operator_id!r}")
-                yield group, pickle.dumps(data, protocol=5)
+                yield group, encode(data)
 
         path = self._prepare(operator_id, (start, end), version, kind)
         write_framed(path, {"operator_id": operator_id, "key_group_range": (start, end),
@@ -223,13 +229,13 @@ class StateStore:
 
     # -- reading --------------------------------------------------------------
 
-    def read(self, state_file: StateFile,
-             key_group_range: Optional[KeyGroupRange] = None) -> StateFileContent:
+    def read(self, state_file: StateFile, key_group_range: Optional[KeyGroupRange] = None,
+             decode: Callable[[bytes], Any] = deserialize_data) -> StateFileContent:
         """Reads a (small) file whole, keeping only the key groups within
-        ``key_group_range``. An incremental snapshot is refused: see ``read_incremental``.
-        Large files: ``read_meta`` and ``iter_groups``."""
+        ``key_group_range`` (``decode`` as ``iter_groups``). An incremental snapshot is
+        refused: see ``read_incremental``. Large files: ``read_meta`` and ``iter_groups``."""
         return StateFileContent(self.read_meta(state_file),
-                                dict(self.iter_groups(state_file, key_group_range)))
+                                dict(self.iter_groups(state_file, key_group_range, decode)))
 
     def read_meta(self, state_file: StateFile) -> Any:
         """The writer's metadata of a changelog or snapshot file."""
@@ -237,19 +243,22 @@ class StateStore:
             return framed.header["meta"]
 
     def iter_groups(self, state_file: StateFile,
-                    key_group_range: Optional[KeyGroupRange] = None
+                    key_group_range: Optional[KeyGroupRange] = None,
+                    decode: Callable[[bytes], Any] = deserialize_data
                     ) -> Iterator[Tuple[int, Any]]:
         """``(key group, data)`` of a changelog or snapshot file in key-group order, one
-        group read and unpickled at a time, only those within ``key_group_range``."""
+        group read and ``decode``d at a time (default: data only, nothing is unpickled),
+        only those within ``key_group_range``. A group that ``decode`` refuses raises
+        CorruptFileError naming the file and the group."""
         with self._open(state_file) as framed:
             for group in framed.frame_ids():
                 if key_group_range is None or key_group_range[0] <= group <= key_group_range[1]:
                     data = framed.read(group)
                     try:
-                        value = pickle.loads(data)
-                    except Exception as e:  # a valid checksum over an unreadable pickle
-                        raise CorruptFileError(state_file.path, f"cannot unpickle key group "
-                                                                f"{group}: {e!r}") from e
+                        value = decode(data)
+                    except Exception as e:  # a valid checksum over bytes decode refuses
+                        raise CorruptFileError(state_file.path, f"cannot read key group "
+                                                                f"{group}: {e}") from e
                     del data  # not kept while the caller works on the group
                     yield group, value
 
@@ -277,9 +286,11 @@ class StateStore:
         """Reads an incremental snapshot: its metadata and the paths of its shared files."""
         content = read_checked(state_file.path)
         shared_dir = self.shared_dir(state_file.operator_id, state_file.key_group_range)
+        shared_files = content["shared_files"]
+        for name in (*shared_files, *shared_files.values()):
+            check_file_name(state_file.path, name)
         return StateFileContent(content["meta"], {}, {
-            local: os.path.join(shared_dir, name)
-            for local, name in content["shared_files"].items()})
+            local: os.path.join(shared_dir, name) for local, name in shared_files.items()})
 
     def files_to_restore(self, operator_id: str, key_group_range: KeyGroupRange,
                          version: int) -> List[StateFile]:
@@ -363,6 +374,14 @@ class StateStore:
                     os.remove(os.path.join(shared_dir, name))
                 except FileNotFoundError:
                     pass
+
+
+def check_file_name(path: str, name: Any) -> None:
+    """Fails unless ``name``, read from the file ``path``, is a plain file name (no
+    directory part), so that a stored name cannot reach outside its directory."""
+    if (not isinstance(name, str) or name in ("", ".", "..") or "/" in name
+            or os.sep in name or "\0" in name or (os.altsep and os.altsep in name)):
+        raise CorruptFileError(path, f"{name!r} is not a plain file name")
 
 
 def _check_unambiguous(files: List[StateFile]) -> None:

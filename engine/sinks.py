@@ -22,12 +22,18 @@ during the commit): ``commit`` must be idempotent.
 use: the writer stages a batch's items in one file under the job's directory; the
 committer delivers a staged file's items to the external system idempotently (a
 Kafka header naming job, sink, subtask and batch; a database row with the batch id
-written in the same transaction) and then deletes it.
+written in the same transaction) and then deletes it. A staged file lies in the job's
+checkpoint directory and is read back after a restart, so, like the checkpoint files,
+it holds data and nothing in it is unpickled: it is a ``checkpoint.files.write_checked``
+file (format version, checksum, msgpack). The items staged are what a connector sends
+out -- a Kafka record's topic and bytes, a row's SQL parameters -- so they are data; an
+item that is not data fails the batch when it is staged.
 """
 import os
-import pickle
 import re
 from typing import Any, Callable, Iterable, List, NamedTuple, Optional
+
+from checkpoint.files import is_temporary_name, read_checked, write_checked
 
 from .errors import RecordWriteError
 
@@ -119,8 +125,8 @@ def staged_file(staging_dir: str, batch_id: int, subtask: int) -> str:
 
 
 def read_staged(path: str) -> list:
-    with open(path, "rb") as f:
-        return pickle.load(f)
+    """The items of a staged file (CorruptFileError if it is damaged or not data)."""
+    return read_checked(path)
 
 
 def convert_each(to_item: Optional[Callable], values: list) -> list:
@@ -155,8 +161,8 @@ class ListWriter(SinkWriter):
 
 
 class StagingWriter(ListWriter):
-    """Stages the batch's items (``to_item(value)``) in one file; the committable is its
-    path. The file is written under a temporary name and renamed, so a staged file is
+    """Stages the batch's items (``to_item(value)``, data) in one file; the committable is
+    its path. The file is written under a temporary name and renamed, so a staged file is
     complete or absent."""
 
     def __init__(self, context: WriterContext, to_item: Optional[Callable] = None):
@@ -169,10 +175,7 @@ class StagingWriter(ListWriter):
         context = self.context
         os.makedirs(context.staging_dir, exist_ok=True)
         path = staged_file(context.staging_dir, context.batch_id, context.subtask)
-        temporary = f"{path}.{context.run_id}.tmp"
-        with open(temporary, "wb") as f:
-            pickle.dump(self.items, f, pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
+        write_checked(path, self.items)
         return path
 
 
@@ -210,7 +213,7 @@ class StagedCommitter(Committer):
                 if match is not None:
                     found.append((int(match["batch"]), int(match["subtask"]),
                                   os.path.join(directory, name)))
-                elif name.endswith(".tmp"):  # a writer that crashed before its rename
+                elif is_temporary_name(name):  # a writer that crashed before its rename
                     os.remove(os.path.join(directory, name))
         return sorted(found)
 

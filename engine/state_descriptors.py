@@ -3,14 +3,15 @@ internal ``StateSpec``.
 
 A user's descriptor is read by duck typing (the engine does not import the API):
 ``state_kind``, ``get_name()``, ``get_reduce_function()`` or ``get_agg_function()``,
-and PyFlink's ``_ttl_config``. The engine's own states are StateSpecs already (and
-have no time-to-live).
+PyFlink's ``_ttl_config``, and its declared types (``type_info``, and a map state's
+``key_type_info``), which decide whether its values may be pickled. The engine's own
+states are StateSpecs already (and have no time-to-live).
 """
 from typing import Any, Optional, Tuple
 
 from statebackends.spec import StateKind, StateSpec
 
-__all__ = ["kind_of", "spec_and_ttl"]
+__all__ = ["kind_of", "spec_and_ttl", "declares_pickled"]
 
 _KINDS = {kind.value: kind for kind in StateKind}  # the API's ``state_kind`` -> StateKind
 
@@ -20,6 +21,25 @@ def kind_of(descriptor) -> Optional[StateKind]:
     if type(descriptor) is StateSpec:
         return descriptor.kind
     return _KINDS.get(getattr(descriptor, "state_kind", None))
+
+
+def declares_pickled(type_info) -> bool:
+    """Whether values of ``type_info`` may be pickled: no type, or PICKLED_BYTE_ARRAY
+    anywhere in it (a field of a row or tuple, an element of a list, array or map)."""
+    if type_info is None or type(type_info).__name__ == "PickledBytesTypeInfo":
+        return True
+    inner = [getattr(type_info, "_field_types", None) or [],
+             [getattr(type_info, attribute, None) for attribute in (
+                 "elem_type", "_element_type", "_key_type_info", "_value_type_info",
+                 "_type_info")]]
+    return any(declares_pickled(t) for types in inner for t in types if t is not None)
+
+
+def _pickled(descriptor) -> bool:
+    types = [getattr(descriptor, "type_info", None)]
+    if hasattr(descriptor, "key_type_info"):  # MapStateDescriptor
+        types.append(descriptor.key_type_info)
+    return any(declares_pickled(t) for t in types)
 
 
 def spec_and_ttl(descriptor, kind: StateKind) -> Tuple[StateSpec, Optional[Any]]:
@@ -33,12 +53,13 @@ def spec_and_ttl(descriptor, kind: StateKind) -> Tuple[StateSpec, Optional[Any]]
     else:
         name = descriptor.get_name()
         if _KINDS.get(getattr(descriptor, "state_kind", None)) is kind:
+            pickled = _pickled(descriptor)
             if kind is StateKind.REDUCING:
-                spec = StateSpec(name, kind, descriptor.get_reduce_function())
+                spec = StateSpec(name, kind, descriptor.get_reduce_function(), pickled=pickled)
             elif kind is StateKind.AGGREGATING:
-                spec = StateSpec(name, kind, descriptor.get_agg_function())
+                spec = StateSpec(name, kind, descriptor.get_agg_function(), pickled=pickled)
             else:
-                spec = StateSpec(name, kind)
+                spec = StateSpec(name, kind, pickled=pickled)
             ttl_config = getattr(descriptor, "_ttl_config", None)  # PyFlink's attribute
             if ttl_config is not None and not ttl_config.is_enabled():
                 ttl_config = None

@@ -15,7 +15,7 @@ from typing import Any, Hashable, List, NamedTuple
 
 from checkpoint.job_directory import METADATA_FILE, JobDirectory, RestorePoint, \
     read_restore_point
-from statebackends.spec import STORED_KINDS
+from statebackends.spec import STORED_KINDS, StateSpec
 from statebackends.ttl import without_timestamps
 
 from .state_backends import restore_backend
@@ -42,11 +42,14 @@ def open_restore_point(path: str) -> RestorePoint:
     return point
 
 
-def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
+def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None,
+                     allow_pickled: bool = True):
     """The entries of keyed state ``state_name`` of the operator with uid
     ``operator_uid``, as a list of KeyedStateRow; as a Spark DataFrame with columns
     key, namespace, value when a SparkSession is given as ``spark``. Values of a state
-    with time-to-live come without their timestamps, expired or not."""
+    with time-to-live come without their timestamps, expired or not. Pickled keys and
+    values (of untyped state) are unpickled only if ``allow_pickled``: else they raise
+    ``statebackends.base.PickledStateError``, and nothing runs."""
     point = open_restore_point(path)
     record = point.record
     info = record.operators.get(operator_uid)
@@ -55,15 +58,17 @@ def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None):
                        f"operators with keyed state: {sorted(record.operators)}")
     backend = restore_backend(record.state_backend, point.store, operator_uid,
                               (0, info.max_parallelism - 1), info.max_parallelism,
-                              record.batch_id)
+                              record.batch_id, allow_pickled=allow_pickled)
     try:
         kinds = backend.state_kinds()
         if state_name not in kinds:
             raise KeyError(f"operator {operator_uid!r} in {point.path} has no state "
                            f"{state_name!r}; its states: {sorted(kinds)}")
+        kind, with_ttl = STORED_KINDS[kinds[state_name]]
+        # Registered as pickled, so that its pickled values are read (if allowed).
+        backend.state(StateSpec(state_name, kind, with_ttl=with_ttl, pickled=True))
         rows = [KeyedStateRow(key, namespace, value)
                 for name, key, namespace, value in backend.entries() if name == state_name]
-        kind, with_ttl = STORED_KINDS[kinds[state_name]]
         if with_ttl:
             rows = [row._replace(value=without_timestamps(kind, row.value)) for row in rows]
     finally:

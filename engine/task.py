@@ -161,9 +161,10 @@ class StageInstance:
         """Broadcast state is the same on every subtask: it is stored once, as one key
         group, by subtask 0, and every subtask of any parallelism restores that copy. It
         stays on the heap whatever the keyed backend (as in Flink)."""
+        allow_pickled = self.job.state_backend_options.get("allow_pickled", True)
         return restore_backend("hashmap", StateStore(batch.state_dir),
                                self.broadcast_node.broadcast_state_id, (0, 0), 1,
-                               batch.base_version)
+                               batch.base_version, allow_pickled=allow_pickled)
 
     def is_at(self, version: int) -> bool:
         """Whether the cached state reflects ``version`` (stateless: always)."""

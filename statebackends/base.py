@@ -8,20 +8,46 @@ entries (``_table_of``), ``write_version`` (persist a version through a
 backend at any committed version, from files of any key-group ranges); the state
 objects themselves are the heap states of ``statebackends.heap_states``, over
 whatever tables the backend gives them.
+
+Stored state runs no code on restore unless the job says so. Keys, namespaces and
+values are stored as data (``statebackends.serialization``); what is not data is
+pickled only where the job allows it: keys and namespaces while ``allow_pickled``
+(the job's ``state.restore.allow-pickled``), values of a state declared pickled
+(``StateSpec.pickled``: ``Types.PICKLED_BYTE_ARRAY()`` or no type) while
+``allow_pickled`` too. Writing anything else that is not data fails, naming the state
+and key. A restore reads pickled values as ``Pickled`` placeholders, which are
+unpickled only when the job registers the state and declares it pickled (a state it
+never registers keeps them, written back unchanged); with ``allow_pickled`` false a
+restore reads no pickled data at all. A refusal raises PickledStateError naming the
+file.
+
+A key group's changes are stored as msgpack ``{state name: [keys, namespaces, values,
+deleted keys, deleted namespaces]}`` (see ``_encode_group``): parallel lists, so that
+common keys, namespaces and values are msgpack's own types, packed without a hook.
 """
 from __future__ import annotations
 
+import pickle
 from abc import ABC, abstractmethod
-from typing import Any, Dict, Hashable, Iterator, MutableMapping, Set, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterator, MutableMapping, Optional, Set, Tuple
 
-from checkpoint.state_store import StateStore
+from checkpoint.files import CorruptFileError
+from checkpoint.state_store import StateFile, StateStore
 from statebackends.heap_states import (
     HeapAggregatingState, HeapListState, HeapMapState, HeapReducingState, HeapValueState,
 )
+from statebackends.serialization import (
+    NotDataError, Pickled, PickledDataError, deferred_count, deserialize, deserialize_data,
+    deserialize_deferred, resolve_pickled, serialize_data, serialize_data_items, serialize_value,
+    serialize_value_items,
+)
 from statebackends.spec import StateKind, StateSpec
 
-__all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "VOID_NAMESPACE",
-           "DEFAULT_SNAPSHOT_INTERVAL", "Slot"]
+__all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "PickledStateError", "VOID_NAMESPACE",
+           "DEFAULT_SNAPSHOT_INTERVAL", "Slot", "ALLOW_PICKLED_OPTION"]
+
+ALLOW_PICKLED_OPTION = "state.restore.allow-pickled"
+"""The configuration key of ``allow_pickled`` (default true)."""
 
 VOID_NAMESPACE = None
 """The namespace of state that is not window state."""
@@ -40,15 +66,37 @@ class KeyGroupMismatchError(Exception):
     """State was written for a key outside the backend's key-group range."""
 
 
+class PickledStateError(Exception):
+    """Stored state holds pickled data the job does not allow to be unpickled."""
+
+
+GroupChanges = Dict[str, Tuple[Dict[Slot, Any], list]]
+"""One key group's changes, per state name: (puts {slot: value}, deleted slots). A
+snapshot has the same shape with no deletes and replaces its key groups."""
+
+_ARRAY_OF_5 = b"\x95"
+
+
+def _map_header(size: int) -> bytes:
+    """The msgpack header of a map of ``size`` entries."""
+    if size < 16:
+        return bytes((0x80 | size,))
+    if size < 1 << 16:
+        return b"\xde" + size.to_bytes(2, "big")
+    return b"\xdf" + size.to_bytes(4, "big")
+
+
 class KeyedStateBackend(ABC):
     """Keyed state of one operator instance over key groups ``start..end`` (inclusive).
 
     ``version`` is the version the contents reflect (-1: nothing written yet). Every
-    ``snapshot_interval`` versions, ``write_version`` writes a snapshot.
+    ``snapshot_interval`` versions, ``write_version`` writes a snapshot. Pickled state is
+    read and written only while ``allow_pickled`` (see the module docstring).
     """
 
     def __init__(self, operator_id: str, key_group_range: Tuple[int, int],
-                 max_parallelism: int, snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL):
+                 max_parallelism: int, snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                 allow_pickled: bool = True):
         start, end = key_group_range
         if not 0 <= start <= end < max_parallelism:
             raise ValueError(f"key group range {start}-{end} is not within "
@@ -68,6 +116,13 @@ class KeyedStateBackend(ABC):
         self._dirty: Dict[str, Set[Slot]] = {}
         self._kinds: Dict[str, str] = {}  # state name -> its StateKind.stored_names entry
         self._states: Dict[str, Any] = {}
+        self.allow_pickled = allow_pickled
+        self._key_writer = serialize_value if allow_pickled else serialize_data
+        self._key_reader = deserialize if allow_pickled else deserialize_data
+        # State name -> whether its values may be pickled, once the job registered it.
+        self._values_pickled: Dict[str, bool] = {}
+        # State name -> a restored file that may hold pickled values of it (placeholders).
+        self._pickled_in: Dict[str, str] = {}
 
     # -- current key and namespace ---------------------------------------------
 
@@ -112,8 +167,140 @@ class KeyedStateBackend(ABC):
             else:
                 state = _HEAP_STATES[kind](name, self, table, dirty)
             self._kinds[name] = layout
+            self._declare(name, spec.pickled and self.allow_pickled)
             self._states[name] = state
         return state
+
+    # -- what may be pickled ---------------------------------------------------
+
+    def _declare(self, name: str, pickled: bool) -> None:
+        """The job registers state ``name``, whose values may be pickled if ``pickled``:
+        restored placeholders of it are unpickled, or refused. (The RocksDB backend
+        also switches the table's serializers.)"""
+        self._values_pickled[name] = pickled
+        path = self._pickled_in.pop(name, None)
+        if path is None:
+            return
+        unpickle = self._unpickler(name, path, pickled)
+        table = self._table_of(name)[0]
+        for slot, value in list(table.items()):
+            resolved = resolve_pickled(value, unpickle)
+            if resolved is not value:
+                table[slot] = resolved
+
+    def _unpickler(self, name: Optional[str], path: str, pickled: bool):
+        """What a ``Pickled`` placeholder of state ``name`` (None: a key or namespace)
+        read from ``path`` becomes: its object, or PickledStateError."""
+        if pickled:
+            return lambda placeholder: pickle.loads(placeholder.data)
+
+        def refuse(placeholder: Pickled):
+            raise self.refused(name, path)
+        return refuse
+
+    def refused(self, name: Optional[str], path: Optional[str]) -> PickledStateError:
+        """The error for pickled data of state ``name`` (None: in a key or namespace),
+        read from ``path``, that the job does not allow to be unpickled."""
+        where = f" in {path}" if path else ""
+        what = "keys or namespaces" if name is None else f"values of state {name!r}"
+        if not self.allow_pickled:
+            why = f"'{ALLOW_PICKLED_OPTION}' is false"
+        else:
+            why = ("the state is declared with a type other than "
+                   "Types.PICKLED_BYTE_ARRAY(), so its values are data and never pickled")
+        return PickledStateError(
+            f"operator {self.operator_id!r}: the stored {what}{where} hold pickled data, "
+            f"which is not unpickled: {why}")
+
+    def _value_writer(self, name: str) -> Callable[[Any], bytes]:
+        """How values of state ``name`` are serialized: pickling what is not data only if
+        the job allows it (a state the job has not registered, restored: as it was)."""
+        pickled = self._values_pickled.get(name, self.allow_pickled)
+        return serialize_value if pickled else serialize_data
+
+    def unstorable(self, name: str, slot: Slot, cause: Exception) -> TypeError:
+        """The error for a key, namespace or value of state ``name`` at ``slot`` that
+        cannot be stored."""
+        hint = ""
+        if isinstance(cause, NotDataError):
+            if not self.allow_pickled:
+                hint = (f" ('{ALLOW_PICKLED_OPTION}' is false, so state must be data: "
+                        "see statebackends.serialization)")
+            else:
+                hint = (" (the state is declared with a type, so its values must be "
+                        "data of it; declare Types.PICKLED_BYTE_ARRAY() to store any "
+                        "Python object)")
+        return TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
+                         f"key {slot[0]!r} cannot be serialized: {cause}{hint}")
+
+    def _encode_group(self, changes: GroupChanges) -> bytes:
+        """A key group's changes as msgpack ``{state name: [keys, namespaces, values,
+        deleted keys, deleted namespaces]}``: keys and namespaces with the keys'
+        serializer, values with their state's."""
+        parts = [_map_header(len(changes))]
+        write_keys = serialize_value_items if self.allow_pickled else serialize_data_items
+        for name, (puts, deletes) in changes.items():
+            write_values = (serialize_value_items if self._value_writer(name) is serialize_value
+                            else serialize_data_items)
+            try:
+                parts += (serialize_data(name), _ARRAY_OF_5,
+                          write_keys([slot[0] for slot in puts]),
+                          write_keys([slot[1] for slot in puts]),
+                          write_values(list(puts.values())),
+                          write_keys([slot[0] for slot in deletes]),
+                          write_keys([slot[1] for slot in deletes]))
+            except Exception as e:
+                raise self._first_unstorable(name, puts, deletes, e) from e
+        return b"".join(parts)
+
+    def _first_unstorable(self, name: str, puts: Dict[Slot, Any], deletes: list,
+                          cause: Exception) -> TypeError:
+        """The error naming the entry that ``_encode_group`` could not store."""
+        write_value = self._value_writer(name)
+        for slot in (*puts, *deletes):
+            try:
+                self._key_writer(slot)
+                if slot in puts:
+                    write_value(puts[slot])
+            except Exception as e:
+                return self.unstorable(name, slot, e)
+        return self.unstorable(name, (None, None), cause)
+
+    def _read_groups(self, store: StateStore, state_file: StateFile,
+                     key_group_range: Tuple[int, int]) -> Iterator[Tuple[int, GroupChanges]]:
+        """``(key group, changes)`` of a file written with ``_encode_group``, within
+        ``key_group_range``. Keys and namespaces come back whole (unpickled if the job
+        allows pickled state); pickled values come back as ``Pickled`` placeholders, for
+        ``_declare``. Without ``allow_pickled`` any pickled data raises."""
+        decode = deserialize_deferred if self.allow_pickled else deserialize_data
+
+        def counted(data: bytes) -> Tuple[bool, Any]:
+            before = deferred_count()
+            changes = decode(data)
+            return deferred_count() != before, changes
+
+        try:
+            for group, (deferred, stored) in store.iter_groups(state_file, key_group_range,
+                                                               decode=counted):
+                changes: GroupChanges = {}
+                for name, (keys, namespaces, values, deleted, deleted_namespaces) in \
+                        stored.items():
+                    if deferred:
+                        self._pickled_in.setdefault(name, state_file.path)
+                        unpickle = self._unpickler(None, state_file.path, True)
+                        keys, namespaces, deleted, deleted_namespaces = (
+                            resolve_pickled(items, unpickle)
+                            for items in (keys, namespaces, deleted, deleted_namespaces))
+                    changes[name] = (dict(zip(zip(keys, namespaces), values)),
+                                     list(zip(deleted, deleted_namespaces)))
+                yield group, changes
+        except CorruptFileError as e:
+            if isinstance(e.__cause__, PickledDataError):
+                raise PickledStateError(
+                    f"operator {self.operator_id!r}: {e.path} holds pickled data, which is "
+                    f"not unpickled: '{ALLOW_PICKLED_OPTION}' is false ({e.reason})") from None
+            raise
+
 
     def value_table(self, spec: StateSpec) -> Tuple[MutableMapping[Slot, Any], Set[Slot]]:
         """Direct access to the entries of a state with one value per slot (value,
@@ -135,7 +322,9 @@ class KeyedStateBackend(ABC):
     # -- inspection --------------------------------------------------------------
 
     def entries(self) -> Iterator[Tuple[str, Hashable, Hashable, Any]]:
-        """All stored (state name, key, namespace, value) entries, for tests and tools."""
+        """All stored (state name, key, namespace, value) entries, for tests and tools.
+        Pickled values of a restored state the job has not registered (``state``) since
+        are ``Pickled`` placeholders."""
         for name, table in list(self._tables.items()):
             for (key, namespace), value in table.items():
                 yield name, key, namespace, value

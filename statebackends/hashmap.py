@@ -18,15 +18,11 @@ from typing import Any, Dict, Hashable, Set, Tuple
 
 from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateStore
 from statebackends.base import (
-    DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
+    DEFAULT_SNAPSHOT_INTERVAL, GroupChanges, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
 from statebackends.keygroups import assign_key_group
 
 __all__ = ["HashMapKeyedStateBackend"]
-
-# Per key group, per state name: (puts {slot: value}, deleted slots). A
-# snapshot has the same shape with no deletes and replaces its key groups.
-GroupChanges = Dict[str, Tuple[Dict[Slot, Any], list]]
 
 
 class HashMapKeyedStateBackend(KeyedStateBackend):
@@ -51,10 +47,10 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
         this range are pruned. If writing fails, discard this backend.
         """
         is_snapshot = self._is_snapshot(version)
-        groups = self._grouped_entries(everything=is_snapshot)  # store.write pickles one at a time
+        groups = self._grouped_entries(everything=is_snapshot)  # encoded one at a time
         store.write(self.operator_id, self.key_group_range, version,
                     SNAPSHOT if is_snapshot else CHANGELOG, groups,
-                    meta={"state_kinds": dict(self._kinds)})
+                    meta={"state_kinds": dict(self._kinds)}, encode=self._encode_group)
         if is_snapshot:
             store.prune(self.operator_id, self.key_group_range, version)
         for dirty in self._dirty.values():
@@ -91,14 +87,17 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
     @classmethod
     def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
                 max_parallelism: int, version: int,
-                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL) -> "HashMapKeyedStateBackend":
+                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                allow_pickled: bool = True) -> "HashMapKeyedStateBackend":
         """A backend holding ``key_group_range`` at ``version`` (empty at -1).
 
         Reads the newest snapshot <= version and the changelogs after it, from
         every stored key-group range that overlaps the requested one, one key group
-        at a time.
+        at a time; pickled values stay ``Pickled`` placeholders until the job registers
+        their state (``statebackends.base``).
         """
-        backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval)
+        backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
+                      allow_pickled)
         start, end = backend.key_group_range
         by_group: Dict[int, Dict[str, Dict[Slot, Any]]] = {}
         for state_file in store.files_to_restore(operator_id, backend.key_group_range, version):
@@ -107,7 +106,7 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
                 file_start, file_end = state_file.key_group_range
                 for group in range(max(start, file_start), min(end, file_end) + 1):
                     by_group.pop(group, None)
-            for group, changes in store.iter_groups(state_file, backend.key_group_range):
+            for group, changes in backend._read_groups(store, state_file, backend.key_group_range):
                 group_entries = by_group.setdefault(group, {})
                 for name, (puts, deletes) in changes.items():
                     entries = group_entries.setdefault(name, {})

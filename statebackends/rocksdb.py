@@ -13,10 +13,13 @@ Layout of one RocksDB key (all states of the instance share one database)::
 
 so one key group, or a range of them, is one contiguous run of keys: a restore at
 another parallelism copies exactly its groups, and a full snapshot reads group by
-group. Keys and values are msgpack where the type allows, pickle otherwise
-(``statebackends.serialization``). Keys equal in Python but of different types
-(``1``, ``1.0``, ``True``) are different entries while the job runs; the changelog and
-full-snapshot files (dicts by slot, as the hashmap backend writes them) merge them.
+group. Keys and values are msgpack where the type allows, pickle otherwise, where the
+job allows pickled state (``statebackends.serialization``, ``statebackends.base``): a
+table reads pickled values only once its state is registered as pickled (before, it
+reads them as ``Pickled`` placeholders, written back unchanged). Keys equal in Python
+but of different types (``1``, ``1.0``, ``True``) are different entries while the job
+runs; the changelog and full-snapshot files (dicts by slot, as the hashmap backend
+writes them) merge them.
 
 Python memory holds the registrations, the slots changed in the current batch, the
 value last read per state, and the batch's writes not yet in RocksDB (at most
@@ -29,7 +32,7 @@ backend. The write-ahead log is off: the ``StateStore`` files are the durable co
 Persistence, per ``write_version``: a changelog of the batch's changed slots, and
 every ``snapshot_interval`` versions a snapshot. Without incremental checkpointing
 the snapshot is the hashmap backend's full-snapshot file, read from RocksDB and
-written key group by key group (memory holds one group, and its pickled copy). With
+written key group by key group (memory holds one group, and its encoded copy). With
 ``incremental=True`` it is a RocksDB checkpoint: the memtable is flushed, the SST
 files are hard-linked into the store's shared directory of the range (only files the
 previous snapshot did not already share), and a small manifest lists them, with the
@@ -63,14 +66,16 @@ from rocksdict import (
 
 from checkpoint.files import link_or_copy
 from checkpoint.state_store import (
-    CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore,
+    CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore, check_file_name,
 )
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
 from statebackends.keygroups import assign_key_group
 from statebackends.serialization import (
-    PAIR_HEADER, deserialize, key_item_bytes, serialize_key, serialize_value,
+    PAIR_HEADER, PickledDataError, data_key_item_bytes, deserialize, deserialize_data,
+    deserialize_deferred, key_item_bytes, serialize_data, serialize_data_key, serialize_key,
+    serialize_value,
 )
 
 __all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots",
@@ -140,6 +145,23 @@ class RocksDBTable(MutableMapping):
         self._read_key: Optional[bytes] = None  # db key and value of the last read
         self._read_value: Any = None
         self.dirty = DirtySlots(self)
+        # Until the job registers the state: pickled values pass through as placeholders.
+        self._serialize = backend._value_writer(name)
+        self._deserialize = deserialize_deferred
+        self._pickled_in: Optional[str] = None  # a restored file that may hold pickles
+
+    def declare(self, pickled: bool, pickled_in: Optional[str]) -> None:
+        """The job registered the state: its values may be pickled if ``pickled``; pickled
+        data from ``pickled_in`` (a restored file) is refused when read otherwise."""
+        self._serialize = serialize_value if pickled else serialize_data
+        self._deserialize = deserialize if pickled else deserialize_data
+        self._pickled_in = pickled_in
+
+    def _decoded(self, data: bytes) -> Any:
+        try:
+            return self._deserialize(data)
+        except PickledDataError:
+            raise self._backend.refused(self.name, self._pickled_in) from None
 
     def db_key(self, slot: Slot) -> bytes:
         # (A record's get, put and dirty.add pass the same slot: the hot paths check
@@ -158,7 +180,7 @@ class RocksDBTable(MutableMapping):
         returns the slot's db key."""
         db_key = self._db_key if slot is self._slot else self.db_key(slot)
         if db_key == self._read_key:
-            self._writes.stage(db_key, serialize_value(self._read_value))
+            self._writes.stage(db_key, self._serialize(self._read_value))
             self._read_key = self._read_value = None
         return db_key
 
@@ -169,7 +191,7 @@ class RocksDBTable(MutableMapping):
         data = self._writes.read(db_key)
         if data is None:
             return default
-        value = deserialize(data)
+        value = self._decoded(data)
         self._read_key, self._read_value = db_key, value
         return value
 
@@ -182,9 +204,9 @@ class RocksDBTable(MutableMapping):
     def __setitem__(self, slot, value) -> None:
         db_key = self._db_key if slot is self._slot else self.db_key(slot)
         try:
-            data = serialize_value(value)
+            data = self._serialize(value)
         except Exception as e:
-            raise self._backend.unserializable(self.name, slot, e) from e
+            raise self._backend.unstorable(self.name, slot, e) from e
         self._writes.stage(db_key, data)
         if db_key == self._read_key:
             self._read_key = self._read_value = None
@@ -204,7 +226,7 @@ class RocksDBTable(MutableMapping):
         writes.stage(db_key, None)
         if db_key == self._read_key:
             self._read_key = self._read_value = None
-        return deserialize(data)
+        return self._decoded(data)
 
     def __contains__(self, slot) -> bool:
         return self._writes.read(self.db_key(slot)) is not None
@@ -218,12 +240,14 @@ class RocksDBTable(MutableMapping):
             yield from _scan(db, prefix, prefix + b"\xff")
 
     def __iter__(self) -> Iterator[Slot]:
+        read_key = self._backend.read_key
         for db_key, _ in self._raw_items():
-            yield tuple(deserialize(db_key[4:]))
+            yield tuple(read_key(db_key[4:]))
 
     def items(self) -> Iterator[Tuple[Slot, Any]]:  # type: ignore[override]
+        read_key = self._backend.read_key
         for db_key, data in self._raw_items():
-            yield tuple(deserialize(db_key[4:])), deserialize(data)
+            yield tuple(read_key(db_key[4:])), self._decoded(data)
 
     def __len__(self) -> int:
         return sum(1 for _ in self._raw_items())
@@ -236,7 +260,7 @@ def _snapshot_groups(backend: "RocksDBKeyedStateBackend"
                      ) -> Iterator[Tuple[int, Dict[str, Tuple[Dict[Slot, Any], list]]]]:
     """All entries of a backend per key group, in the hashmap snapshot's shape
     ``(group, {name: ({slot: value}, [])})``, read from RocksDB in one scan, one group
-    held at a time."""
+    held at a time (pickled values as placeholders: written back as they are)."""
     names = {table.state_id: name for name, table in backend._tables.items()}
     start, end = backend.key_group_range
     group, changes = None, {}
@@ -250,7 +274,7 @@ def _snapshot_groups(backend: "RocksDBKeyedStateBackend"
         puts = changes.get(name)
         if puts is None:
             puts = changes[name] = ({}, [])
-        puts[0][tuple(deserialize(db_key[4:]))] = deserialize(data)
+        puts[0][tuple(backend.read_key(db_key[4:]))] = deserialize_deferred(data)
     if changes:
         yield group, changes
 
@@ -285,6 +309,7 @@ def _materialize(content: StateFileContent, directory: str) -> None:
     for local_name, path in content.shared_files.items():
         link_or_copy(path, os.path.join(directory, local_name))
     for name, data in content.meta["db_files"].items():
+        check_file_name(directory, name)  # (a name read from the snapshot's manifest)
         with open(os.path.join(directory, name), "wb") as f:
             f.write(data)
 
@@ -306,12 +331,17 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                  local_dir: Optional[str] = None, incremental: Optional[bool] = None,
                  block_cache_size: Optional[int] = None,
                  write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
+                 allow_pickled: bool = True,
                  _initial_files: Optional[StateFileContent] = None):
         if max_parallelism > MAX_KEY_GROUPS:
             raise ValueError(f"operator {operator_id!r}: the RocksDB state backend supports "
                              f"a max parallelism of at most {MAX_KEY_GROUPS}, "
                              f"got {max_parallelism}")
-        super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval)
+        super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval,
+                         allow_pickled)
+        self.read_key = self._key_reader  # (RocksDBTable reads keys with it)
+        self._key_item = key_item_bytes if allow_pickled else data_key_item_bytes
+        self._slot_bytes = serialize_key if allow_pickled else serialize_data_key
         if incremental is not None:
             self.incremental = incremental
         self._options = self._make_options(block_cache_size, write_buffer_size)
@@ -383,17 +413,17 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             if codes is None:
                 if len(self._key_codes) >= _KEY_MEMO_SIZE:
                     self._key_codes.clear()
-                codes = self._key_codes[key] = (self._group_of(key), key_item_bytes(key))
+                codes = self._key_codes[key] = (self._group_of(key), self._key_item(key))
             group, key_bytes = codes
             if key_bytes is not None:
-                namespace_bytes = _NONE_ITEM if namespace is None else key_item_bytes(namespace)
+                namespace_bytes = _NONE_ITEM if namespace is None else self._key_item(namespace)
                 if namespace_bytes is not None:
                     body = PAIR_HEADER + key_bytes + namespace_bytes
         else:
             group = self._group_of(key)
         if body is None:
             try:
-                body = serialize_key([key, namespace])
+                body = self._slot_bytes([key, namespace])
             except Exception as e:
                 raise TypeError(f"operator {self.operator_id!r}: state key {key!r} / "
                                 f"namespace {namespace!r} cannot be serialized: {e}") from e
@@ -404,15 +434,9 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
     def _group_of(self, key) -> bytes:
         return _group_prefix(assign_key_group(key, self.max_parallelism))
 
-    def serialize_value(self, name: str, slot: Slot, value) -> bytes:
-        try:
-            return serialize_value(value)
-        except Exception as e:
-            raise self.unserializable(name, slot, e) from e
-
-    def unserializable(self, name: str, slot: Slot, cause: Exception) -> TypeError:
-        return TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
-                         f"key {slot[0]!r} cannot be serialized: {cause}")
+    def _declare(self, name: str, pickled: bool) -> None:
+        self._values_pickled[name] = pickled
+        self._table_of(name)[0].declare(pickled, self._pickled_in.pop(name, None))
 
     def close(self) -> None:
         """Closes the RocksDB and deletes its working directory; the backend is unusable after."""
@@ -429,12 +453,12 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         meta = {"state_kinds": dict(self._kinds)}
         if not is_snapshot:
             store.write(self.operator_id, self.key_group_range, version, CHANGELOG, changes,
-                        meta=meta)
+                        meta=meta, encode=self._encode_group)
         elif self.incremental:
             self._write_incremental(store, version, meta)
         else:
             store.write(self.operator_id, self.key_group_range, version, SNAPSHOT,
-                        _snapshot_groups(self), meta=meta)
+                        _snapshot_groups(self), meta=meta, encode=self._encode_group)
         if is_snapshot:
             store.prune(self.operator_id, self.key_group_range, version)
         for table in self._tables.values():
@@ -465,7 +489,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                     if data is None:
                         deletes.append(slot)
                     else:
-                        puts[slot] = deserialize(data)
+                        puts[slot] = deserialize_deferred(data)  # written back as it is
         return groups
 
     def _write_incremental(self, store: StateStore, version: int, meta: dict) -> None:
@@ -542,6 +566,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._state_ids = dict(content.meta["state_ids"])
         for name in self._state_ids:
             self._table_of(name)
+            self._pickled_in.setdefault(name, state_file.path)
         start, end = self.key_group_range
         if state_file.key_group_range == self.key_group_range:
             self._shared_dir = store.shared_dir(self.operator_id, self.key_group_range)
@@ -561,13 +586,17 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self._copy_incremental(store, state_file, lo, hi, writer)
         else:
             self._kinds.update(store.read_meta(state_file)["state_kinds"])
-            for _, changes in store.iter_groups(state_file, (lo, hi)):
+            for _, changes in self._read_groups(store, state_file, (lo, hi)):
                 for name, (puts, deletes) in changes.items():
                     table = self._table_of(name)[0]
                     for slot in deletes:
                         writer.delete(table.db_key(slot))
-                    for slot, value in puts.items():
-                        writer.put(table.db_key(slot), self.serialize_value(name, slot, value))
+                    for slot, value in puts.items():  # (pickled values: as they were)
+                        try:
+                            data = table._serialize(value)
+                        except Exception as e:
+                            raise self.unstorable(name, slot, e) from e
+                        writer.put(table.db_key(slot), data)
         writer.flush()
 
     def _copy_incremental(self, store: StateStore, state_file: StateFile, lo: int, hi: int,
@@ -577,6 +606,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._kinds.update(content.meta["state_kinds"])
         our_ids = {_U16.pack(their_id): self._table_of(name)[0].state_id
                    for name, their_id in content.meta["state_ids"].items()}
+        for name in content.meta["state_ids"]:
+            self._pickled_in.setdefault(name, state_file.path)
         directory = os.path.join(self.working_dir, f"restore-{uuid.uuid4().hex}")
         try:
             _materialize(content, directory)

@@ -1,13 +1,23 @@
-"""Compact, type-exact bytes for keyed state stored in RocksDB: msgpack where it can
-say a value exactly, pickle for the rest.
+"""Compact, type-exact bytes for keyed state and checkpoint files: msgpack for data,
+pickle only where the job allows it, and never on read unless the reader asks.
 
-msgpack writes None, bool, int (64-bit), float, str, bytes, and lists and dicts of
-exactly those types. A tuple becomes an extension holding its items, so it comes
-back as a tuple (plain msgpack would turn it into a list); any other object (a set,
-a Row, a big int, a subclass of a builtin, a user class) is pickled inside an
-extension, so a list of user objects stays mostly msgpack and every type comes back
-exact, except that a bytearray or memoryview comes back as bytes. What msgpack refuses
-as a whole (a str with lone surrogates, nesting deeper than 511 levels) is pickled whole.
+*Data* is what msgpack says exactly -- None, bool, int (64-bit), float, str, bytes, and
+lists and dicts of data -- plus these as msgpack extensions: a tuple (its items), a
+frozenset (keys: its members' bytes, sorted), an int beyond 64 bits, a Decimal, a date,
+a time, a datetime (naive or at a fixed offset), and the value types of the engine and
+the API: Row, Instant, TimeWindow, CountWindow, GlobalWindow. So values of every
+declared type (``Types.*`` except PICKLED_BYTE_ARRAY) and the engine's windows are data.
+
+Anything else (a set, a user class, a subclass of a builtin, a namedtuple, a str with
+lone surrogates, nesting deeper than 511 levels) is not data. The ``serialize_*``
+functions pickle it inside an extension (a value that msgpack refuses as a whole is
+pickled whole); the ``serialize_data*`` functions raise ``NotDataError`` instead. Every
+type comes back exact, except that a bytearray or memoryview comes back as bytes.
+
+Reading chooses what a pickle extension becomes: ``deserialize`` unpickles it (only for
+state the job declares pickled), ``deserialize_deferred`` keeps it as a ``Pickled``
+placeholder (its bytes, written back unchanged, unpickled later by ``resolve_pickled``
+once the job has declared what may be), ``deserialize_data`` raises ``PickledDataError``.
 
 ``serialize_key`` is canonical: equal keys built of the same types give equal bytes
 (a frozenset's members are sorted by their bytes; pickles are memo-free, so sharing
@@ -18,19 +28,171 @@ different bytes, so they are different state entries here.
 """
 from __future__ import annotations
 
+import datetime
+import importlib
 import io
 import pickle
-from typing import Any, Optional
+from decimal import Decimal
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import msgpack
 
-__all__ = ["serialize_key", "serialize_value", "deserialize", "key_item_bytes", "PAIR_HEADER"]
+__all__ = ["serialize_key", "serialize_value", "serialize_data", "serialize_data_key",
+           "serialize_value_items", "serialize_data_items",
+           "deserialize", "deserialize_deferred", "deserialize_data", "key_item_bytes",
+           "data_key_item_bytes", "PAIR_HEADER", "Pickled", "resolve_pickled",
+           "deferred_count", "NotDataError", "PickledDataError"]
 
 _TUPLE = 1
 _PICKLE = 2
 _FROZENSET = 3  # keys only: the members' bytes, sorted
+_BIG_INT = 4  # signed little-endian bytes
+_DECIMAL = 5  # str()
+_DATE = 6  # [year, month, day]
+_TIME = 7  # [hour, minute, second, microsecond] (naive)
+_DATETIME = 8  # [year, month, day, hour, minute, second, microsecond, UTC offset s or None]
+_ROW = 9  # [field names or None, values, row kind]
+_INSTANT = 10  # [seconds, nanos]
+_TIME_WINDOW = 11  # [start, end]
+_COUNT_WINDOW = 12  # [id]
+_GLOBAL_WINDOW = 13  # []
+_SAME_TYPE = 14  # a list of items of one type above: [its code, [each item's fields]]
 _PROTOCOL = 5
 
+
+class NotDataError(TypeError):
+    """A value is not data (see the module docstring) where only data may be stored."""
+
+
+class PickledDataError(ValueError):
+    """Stored bytes hold a pickled object where nothing may be unpickled."""
+
+
+class Pickled:
+    """A pickled object read from stored state and not unpickled: its pickle bytes.
+    Serializing it writes the same bytes back; ``resolve_pickled`` unpickles it."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = bytes(data)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Pickled and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"Pickled({len(self.data)} bytes)"
+
+
+# -- data classes beyond msgpack's own types -------------------------------------------
+
+def _date_fields(d: datetime.date) -> list:
+    return [d.year, d.month, d.day]
+
+
+def _time_fields(t: datetime.time) -> Optional[list]:
+    if t.tzinfo is not None:
+        return None
+    return [t.hour, t.minute, t.second, t.microsecond]
+
+
+def _datetime_fields(d: datetime.datetime) -> Optional[list]:
+    if d.tzinfo is None:
+        offset = None
+    elif type(d.tzinfo) is datetime.timezone:
+        offset = d.utcoffset() // datetime.timedelta(microseconds=1)
+    else:  # a zone with rules (zoneinfo, pytz) is more than an offset
+        return None
+    return [d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond, offset]
+
+
+def _datetime(fields: list) -> datetime.datetime:
+    *parts, offset = fields
+    zone = None if offset is None else datetime.timezone(
+        datetime.timedelta(microseconds=offset))
+    return datetime.datetime(*parts, tzinfo=zone)
+
+
+def _row_fields(row) -> list:
+    return [getattr(row, "_fields", None), row._values, row._row_kind.value]
+
+
+def _row(fields: list):
+    types = importlib.import_module("api.common.types")
+    names, values, kind = fields
+    return types._create_row(names, values, types.RowKind(kind))
+
+
+# type -> (extension code, fields of a value, or None where the value is not data)
+_TO_DATA: Dict[type, Tuple[int, Callable[[Any], Optional[list]]]] = {
+    Decimal: (_DECIMAL, str),
+    datetime.date: (_DATE, _date_fields),
+    datetime.time: (_TIME, _time_fields),
+    datetime.datetime: (_DATETIME, _datetime_fields),
+}
+# (module, class name) of the engine's and API's value types: this module imports neither
+_NAMED_TO_DATA: Dict[Tuple[str, str], Tuple[int, Callable[[Any], Optional[list]]]] = {
+    ("api.common.types", "Row"): (_ROW, _row_fields),
+    ("api.common.time", "Instant"): (_INSTANT, lambda i: [i.seconds, i.nanos]),
+    ("engine.time.windows", "TimeWindow"): (_TIME_WINDOW, lambda w: [w.start, w.end]),
+    ("engine.time.windows", "CountWindow"): (_COUNT_WINDOW, lambda w: [w.id]),
+    ("engine.time.windows", "GlobalWindow"): (_GLOBAL_WINDOW, lambda w: []),
+}
+
+
+def _named(module: str, name: str) -> Callable[[list], Any]:
+    """Builds an instance of ``module.name`` from its fields (imported on first use)."""
+    found = []
+
+    def build(fields: list) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module), name))
+        return found[0](*fields)
+    return build
+
+
+_FROM_DATA: Dict[int, Callable[[list], Any]] = {
+    _DECIMAL: Decimal,
+    _DATE: lambda f: datetime.date(*f),
+    _TIME: lambda f: datetime.time(*f),
+    _DATETIME: _datetime,
+    _ROW: _row,
+    _INSTANT: _named("api.common.time", "Instant"),
+    _TIME_WINDOW: _named("engine.time.windows", "TimeWindow"),
+    _COUNT_WINDOW: _named("engine.time.windows", "CountWindow"),
+    _GLOBAL_WINDOW: _named("engine.time.windows", "GlobalWindow"),
+}
+
+
+_NO_DATA = (None, None)
+_by_type: Dict[type, Tuple[Optional[int], Optional[Callable[[Any], Optional[list]]]]] = {}
+
+
+def _converter(t: type) -> Tuple[Optional[int], Optional[Callable[[Any], Optional[list]]]]:
+    """(extension code, fields of a value) of type ``t`` as data, or (None, None)."""
+    found = _by_type.get(t)
+    if found is None:
+        found = _by_type[t] = (_TO_DATA.get(t) or _NAMED_TO_DATA.get((t.__module__, t.__qualname__))
+                               or _NO_DATA)
+    return found
+
+
+def _data_of(obj: Any) -> Optional[Tuple[int, Any]]:
+    """(extension code, fields) of a data object beyond msgpack's types, else None."""
+    t = type(obj)
+    if t is int:  # (msgpack asks only for ints beyond 64 bits)
+        return _BIG_INT, obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
+    code, fields_of = _converter(t)
+    if code is None:
+        return None
+    fields = fields_of(obj)
+    return None if fields is None else (code, fields)
+
+
+# -- writing ---------------------------------------------------------------------------
 
 def _canonical_pickle(obj: Any) -> bytes:
     buffer = io.BytesIO()
@@ -44,34 +206,39 @@ def _value_pickle(obj: Any) -> bytes:
     return pickle.dumps(obj, _PROTOCOL)
 
 
-def _key_bytes(obj: Any, packer: msgpack.Packer) -> bytes:
-    try:
-        return packer.pack(obj)
-    except (UnicodeEncodeError, ValueError):
-        return msgpack.packb(msgpack.ExtType(_PICKLE, _canonical_pickle(obj)))
+def _refuse(obj: Any) -> bytes:
+    raise NotDataError(f"a {type(obj).__module__}.{type(obj).__qualname__} is not data "
+                       "that can be stored without pickle")
 
 
-def _key_default(obj: Any) -> msgpack.ExtType:
-    if type(obj) is tuple:
-        return msgpack.ExtType(_TUPLE, _tuple_items(obj, _key_default))
-    if type(obj) is frozenset:  # iteration order varies: sort the members' bytes
-        # Each member through a fresh packer: _KEY_PACKER is mid-pack here.
-        members = sorted(_key_bytes(member, _fresh_packer(_key_default)) for member in obj)
-        return msgpack.ExtType(_FROZENSET, msgpack.packb(members))
-    return msgpack.ExtType(_PICKLE, _canonical_pickle(obj))
+def _make_default(pickled: Callable[[Any], bytes], canonical: bool) -> Callable:
+    """A packer's hook for what msgpack does not pack itself: the extensions above, and
+    ``pickled(obj)`` (a pickle, or NotDataError) for what is not data."""
+    def default(obj: Any) -> msgpack.ExtType:
+        t = type(obj)
+        if t is tuple:
+            return msgpack.ExtType(_TUPLE, _items(list(obj), default))
+        if t is Pickled:
+            return msgpack.ExtType(_PICKLE, obj.data)
+        if t is frozenset and canonical:  # iteration order varies: sort the members' bytes
+            # Each member through a fresh packer: the top-level packer is mid-pack here.
+            members = sorted(_whole(member, _fresh_packer(default), pickled)
+                             for member in obj)
+            return msgpack.ExtType(_FROZENSET, msgpack.packb(members))
+        data = _data_of(obj)
+        if data is not None:
+            code, fields = data
+            return msgpack.ExtType(code, fields if code == _BIG_INT
+                                   else _items(fields, default))
+        return msgpack.ExtType(_PICKLE, pickled(obj))
+    return default
 
 
-def _value_default(obj: Any) -> msgpack.ExtType:
-    if type(obj) is tuple:
-        return msgpack.ExtType(_TUPLE, _tuple_items(obj, _value_default))
-    return msgpack.ExtType(_PICKLE, _value_pickle(obj))
-
-
-def _tuple_items(obj: tuple, default) -> bytes:
-    try:  # the common case first: a tuple of scalars
-        return _SCALAR_PACKER.pack(list(obj))
+def _items(items: list, default) -> bytes:
+    try:  # the common case first: scalars
+        return _SCALAR_PACKER.pack(items)
     except _NOT_SCALAR:
-        return _packb(list(obj), default)
+        return _packb(items, default)
 
 
 def _fresh_packer(default) -> msgpack.Packer:
@@ -83,11 +250,16 @@ def _packb(obj: Any, default) -> bytes:
     return _fresh_packer(default).pack(obj)
 
 
-# The top-level packers are reused (4x faster than packb); the backend is single-threaded.
-_KEY_PACKER = _fresh_packer(_key_default)
-_VALUE_PACKER = _fresh_packer(_value_default)
+def _whole(obj: Any, packer: msgpack.Packer, pickled: Callable[[Any], bytes]) -> bytes:
+    """``packer``'s bytes of ``obj``; what msgpack refuses as a whole is ``pickled``."""
+    try:
+        return packer.pack(obj)
+    except (UnicodeEncodeError, ValueError):
+        return msgpack.packb(msgpack.ExtType(_PICKLE, pickled(obj)))
+
+
 # Without a hook, so never re-entered (the hooks above may use it): packs None, bool,
-# int, float, str, bytes and lists and dicts of those exactly as the packers above do,
+# int, float, str, bytes and lists and dicts of those exactly as the packers below do,
 # and raises one of _NOT_SCALAR for anything else.
 _SCALAR_PACKER = msgpack.Packer(strict_types=True, use_bin_type=True)
 _NOT_SCALAR = (TypeError, OverflowError, ValueError, UnicodeEncodeError)
@@ -108,56 +280,170 @@ def _ext_head(code: int, size: int) -> bytes:
 _TUPLE_HEADS = [_ext_head(_TUPLE, size) for size in range(256)]
 
 
-def serialize_key(obj: Any) -> bytes:
-    """Canonical bytes of a state key, namespace or (key, namespace) pair."""
-    return _key_bytes(obj, _KEY_PACKER)
 
+
+class _Writer:
+    """Serializes keys and values, pickling what is not data with ``pickled`` (which may
+    raise NotDataError instead). The packers are reused (4x faster than packb); a
+    backend is single-threaded."""
+
+    def __init__(self, key_pickle: Callable[[Any], bytes], value_pickle: Callable[[Any], bytes]):
+        self._key_pickle = key_pickle
+        self._value_pickle = value_pickle
+        self._key_packer = _fresh_packer(_make_default(key_pickle, canonical=True))
+        self._value_default = _make_default(value_pickle, canonical=False)
+        self._value_packer = _fresh_packer(self._value_default)
+
+    def key(self, obj: Any) -> bytes:
+        return _whole(obj, self._key_packer, self._key_pickle)
+
+    def key_item(self, obj: Any) -> Optional[bytes]:
+        if type(obj) is list or type(obj) is dict:
+            return None
+        try:
+            return self._key_packer.pack(obj)
+        except Exception:
+            return None
+
+    def value(self, obj: Any) -> bytes:
+        if type(obj) is tuple:  # fast path of the common tuple of scalars, same bytes
+            try:
+                items = _SCALAR_PACKER.pack(list(obj))
+            except _NOT_SCALAR:
+                pass
+            else:
+                size = len(items)
+                return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
+        return _whole(obj, self._value_packer, self._value_pickle)
+
+    def items(self, items: list) -> bytes:
+        """A list as ``value`` writes it, or, faster, a list of tuples or of one data class
+        as one extension holding their fields (the same list when read)."""
+        try:
+            return _SCALAR_PACKER.pack(items)
+        except _NOT_SCALAR:
+            pass
+        t = type(items[0])
+        code, fields_of = (_TUPLE, list) if t is tuple else _converter(t)
+        if code is not None:
+            for item in items:
+                if type(item) is not t:
+                    break
+            else:
+                fields = list(map(fields_of, items))
+                if None not in fields:
+                    try:
+                        return msgpack.packb(msgpack.ExtType(_SAME_TYPE, _items(
+                            [code, fields], self._value_default)))
+                    except (UnicodeEncodeError, ValueError):
+                        pass
+        return self.value(items)
+
+
+_PICKLING = _Writer(_canonical_pickle, _value_pickle)
+_DATA_ONLY = _Writer(_refuse, _refuse)
+
+serialize_key: Callable[[Any], bytes] = _PICKLING.key
+"""Canonical bytes of a state key, namespace or (key, namespace) pair; what is not data
+is pickled."""
+serialize_data_key: Callable[[Any], bytes] = _DATA_ONLY.key
+"""As ``serialize_key``, but raises NotDataError for what is not data."""
+serialize_value: Callable[[Any], bytes] = _PICKLING.value
+"""Bytes of a state value; what is not data is pickled."""
+serialize_data: Callable[[Any], bytes] = _DATA_ONLY.value
+"""Bytes of data (a state value, checkpoint metadata); NotDataError for anything else."""
+serialize_value_items: Callable[[list], bytes] = _PICKLING.items
+"""``serialize_value`` of a list of values (of keys), faster for a list of one type."""
+serialize_data_items: Callable[[list], bytes] = _DATA_ONLY.items
+"""``serialize_data`` of a list of values (of keys), faster for a list of one type."""
 
 PAIR_HEADER = b"\x92"
 """The msgpack header of a two-item list: see ``key_item_bytes``."""
 
-
-def key_item_bytes(obj: Any) -> Optional[bytes]:
-    """The bytes of ``obj`` as an item of a serialized key list, so that
-    ``serialize_key([a, b]) == PAIR_HEADER + key_item_bytes(a) + key_item_bytes(b)``
-    (to serialize a pair from its parts' bytes computed once); None where they depend on
-    the list: for a list or dict (its nesting depth counts towards msgpack's limit), for
-    what msgpack refuses (the whole list is pickled instead) and for what fails (so that
-    ``serialize_key`` of the pair reports it)."""
-    if type(obj) is list or type(obj) is dict:
-        return None
-    try:
-        return _KEY_PACKER.pack(obj)
-    except Exception:
-        return None
+key_item_bytes: Callable[[Any], Optional[bytes]] = _PICKLING.key_item
+"""The bytes of ``obj`` as an item of a serialized key list, so that
+``serialize_key([a, b]) == PAIR_HEADER + key_item_bytes(a) + key_item_bytes(b)``
+(to serialize a pair from its parts' bytes computed once); None where they depend on
+the list: for a list or dict (its nesting depth counts towards msgpack's limit), for
+what msgpack refuses (the whole list is pickled instead) and for what fails (so that
+``serialize_key`` of the pair reports it)."""
+data_key_item_bytes: Callable[[Any], Optional[bytes]] = _DATA_ONLY.key_item
+"""``key_item_bytes`` for ``serialize_data_key``."""
 
 
-def serialize_value(obj: Any) -> bytes:
-    """Bytes of a state value."""
-    if type(obj) is tuple:  # fast path of the common tuple of scalars, same bytes
-        try:
-            items = _SCALAR_PACKER.pack(list(obj))
-        except _NOT_SCALAR:
-            pass
-        else:
-            size = len(items)
-            return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
-    try:
-        return _VALUE_PACKER.pack(obj)
-    except (UnicodeEncodeError, ValueError):
-        return msgpack.packb(msgpack.ExtType(_PICKLE, _value_pickle(obj)))
+# -- reading ---------------------------------------------------------------------------
+
+def _make_reader(on_pickle: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """A deserializer that turns a pickle extension into ``on_pickle(its bytes)``."""
+    def ext_hook(code: int, data: bytes) -> Any:
+        if code == _TUPLE:
+            return tuple(read(data))
+        if code == _PICKLE:
+            return on_pickle(data)
+        if code == _FROZENSET:
+            return frozenset(map(read, msgpack.unpackb(data)))
+        if code == _BIG_INT:
+            return int.from_bytes(data, "little", signed=True)
+        if code == _SAME_TYPE:
+            code, fields = read(data)
+            if code == _TUPLE:
+                return [tuple(f) for f in fields]
+            return list(map(_FROM_DATA[code], fields))
+        from_data = _FROM_DATA.get(code)
+        if from_data is None:
+            raise ValueError(f"unknown msgpack extension type {code} in stored state")
+        return from_data(read(data))
+    def read(data: bytes, unpackb=msgpack.unpackb) -> Any:
+        return unpackb(data, ext_hook=ext_hook, strict_map_key=False, raw=False)
+    return read
 
 
-def _ext_hook(code: int, data: bytes) -> Any:
-    if code == _TUPLE:
-        return tuple(deserialize(data))
-    if code == _PICKLE:
-        return pickle.loads(data)
-    if code == _FROZENSET:
-        return frozenset(map(deserialize, msgpack.unpackb(data)))
-    raise ValueError(f"unknown msgpack extension type {code} in stored state")
+class _Counter:
+    count = 0
 
 
-def deserialize(data: bytes) -> Any:
-    """The object of bytes made by ``serialize_key`` or ``serialize_value``."""
-    return msgpack.unpackb(data, ext_hook=_ext_hook, strict_map_key=False, raw=False)
+_deferred = _Counter()
+
+
+def _defer(data: bytes) -> Pickled:
+    _deferred.count += 1
+    return Pickled(data)
+
+
+def _refuse_pickle(data: bytes) -> Any:
+    raise PickledDataError("the stored bytes hold a pickled object, which may not be "
+                           "unpickled here")
+
+
+deserialize: Callable[[bytes], Any] = _make_reader(pickle.loads)
+"""The object of bytes made by the ``serialize_*`` functions, unpickling what was pickled:
+only for state the job declares pickled."""
+deserialize_deferred: Callable[[bytes], Any] = _make_reader(_defer)
+"""As ``deserialize``, but a pickled object comes back as a ``Pickled`` placeholder
+(and ``deferred_count()`` grows by one)."""
+deserialize_data: Callable[[bytes], Any] = _make_reader(_refuse_pickle)
+"""As ``deserialize``, but a pickled object raises PickledDataError: nothing runs."""
+
+
+def deferred_count() -> int:
+    """How many ``Pickled`` placeholders ``deserialize_deferred`` has made in this
+    process: compare before and after a call to learn whether it made any."""
+    return _deferred.count
+
+
+def resolve_pickled(obj: Any, unpickle: Callable[[Pickled], Any]) -> Any:
+    """``obj`` with every ``Pickled`` placeholder in it (inside tuples, lists, dicts,
+    frozensets and Rows) replaced by ``unpickle(placeholder)``."""
+    t = type(obj)
+    if t is Pickled:
+        return unpickle(obj)
+    if t is tuple or t is list:
+        return t(resolve_pickled(item, unpickle) for item in obj)
+    if t is dict:
+        return {resolve_pickled(k, unpickle): resolve_pickled(v, unpickle)
+                for k, v in obj.items()}
+    if t is frozenset:
+        return frozenset(resolve_pickled(item, unpickle) for item in obj)
+    if _NAMED_TO_DATA.get((t.__module__, t.__qualname__), (None,))[0] == _ROW:
+        obj._values = [resolve_pickled(v, unpickle) for v in obj._values]
+    return obj

@@ -42,13 +42,17 @@ class StateKind(Enum):
 
 class StateSpec(NamedTuple):
     """One keyed state: its name, kind, the ReduceFunction (or two-argument callable)
-    of reducing state or the AggregateFunction of aggregating state, and whether its
-    values carry time-to-live timestamps (another stored layout)."""
+    of reducing state or the AggregateFunction of aggregating state, whether its
+    values carry time-to-live timestamps (another stored layout), and whether its values
+    may be pickled: declared ``Types.PICKLED_BYTE_ARRAY()`` (anywhere in its types) or
+    without a type. Values of other states are data, stored without pickle, and pickled
+    data read back for them is refused (``statebackends.base``)."""
 
     name: str
     kind: StateKind
     function: Any = None
     with_ttl: bool = False
+    pickled: bool = True
 
 
 STORED_KINDS: Dict[str, Tuple[StateKind, bool]] = {

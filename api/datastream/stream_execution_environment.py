@@ -11,6 +11,7 @@ from typing import Dict, List, Optional
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
 from engine.scheduler import CheckpointOptions
+from statebackends.base import ALLOW_PICKLED_OPTION
 from engine.function_source import FunctionSource
 from engine.operators.io import SourceOperator
 from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
@@ -55,6 +56,7 @@ STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "ro
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
 SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
 IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
+ALLOW_PICKLED_STATE = ALLOW_PICKLED_OPTION       # "false": state is data, nothing unpickled
 DEFAULT_JOB_NAME = "Flink Streaming Job"
 GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
 
@@ -324,7 +326,8 @@ class StreamExecutionEnvironment:
             state_dir=_absolute(checkpoint_directory(self._conf)),
             job_parameters=self._config.get_global_job_parameters(),
             state_backend=self._state_backend.engine_kind,
-            state_backend_options=self._state_backend.engine_options(),
+            state_backend_options=dict(self._state_backend.engine_options(), allow_pickled=(
+                self._conf.get(ALLOW_PICKLED_STATE, "true").strip().lower() != "false")),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
             checkpoints=self._checkpoint_options(),
             python_dependencies=PythonDependencies.from_configuration(

@@ -6,6 +6,7 @@ import pytest
 
 from checkpoint.files import CorruptFileError
 from checkpoint.state_store import AmbiguousStateFilesError, IncrementalSnapshotError, StateStore
+from statebackends.serialization import deserialize, serialize_value
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
@@ -127,15 +128,28 @@ def test_an_iterator_of_groups_is_written_and_read_back_in_group_order(store):
 
 
 def test_a_reader_of_some_key_groups_reads_and_unpickles_only_those(store):
-    written = store.write("op", (0, 9), 0, "snapshot", {g: Recorded(g) for g in range(10)})
+    written = store.write("op", (0, 9), 0, "snapshot", {g: Recorded(g) for g in range(10)},
+                          encode=serialize_value)
     with open(written.path, "r+b") as f:  # damage group 8's data: never read below
         f.seek(f.read().index(b"group 8 data"))
         f.write(b"GROUP")
     UNPICKLED.clear()
-    assert [(g, d.name) for g, d in store.iter_groups(written, (4, 5))] == [(4, 4), (5, 5)]
+    assert [(g, d.name) for g, d in store.iter_groups(written, (4, 5), deserialize)] == [
+        (4, 4), (5, 5)]
     assert UNPICKLED == [4, 5]
     with pytest.raises(CorruptFileError, match="frame 8: checksum mismatch"):
-        store.read(written)
+        store.read(written, decode=deserialize)
+
+
+def test_by_default_groups_are_data_and_nothing_is_unpickled(store):
+    with pytest.raises(TypeError, match="Recorded is not data"):
+        store.write("op", (0, 9), 0, "snapshot", {1: Recorded(1)})
+    written = store.write("op", (0, 9), 0, "snapshot", {1: Recorded(1)}, encode=serialize_value)
+    UNPICKLED.clear()
+    with pytest.raises(CorruptFileError, match=f"{written.path}: cannot read key group 1: "
+                                               "the stored bytes hold a pickled object"):
+        list(store.iter_groups(written))
+    assert UNPICKLED == []
 
 
 def test_writing_holds_one_key_group_at_a_time(store):
@@ -151,7 +165,8 @@ def test_writing_holds_one_key_group_at_a_time(store):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 4 * group_bytes  # the 32 groups: 32 MiB
+    # One group, its encoding and msgpack's buffer at a time; the 32 groups: 32 MiB.
+    assert peak < 8 * group_bytes
     assert os.path.getsize(written.path) > 32 * group_bytes
     assert [g for g, _ in store.iter_groups(written)] == list(range(32))
 

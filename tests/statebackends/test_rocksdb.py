@@ -362,6 +362,7 @@ def test_types_stay_exact_through_rocksdb_and_restore(store):
         state.update(value)
     backend.write_version(store, 0)
     restored = RocksDBKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0)
+    restored.state(StateSpec("v", StateKind.VALUE))  # (untyped: its pickled values are read)
     got = sorted(((repr(key), type(key), value, type(value))
                   for _, key, _, value in restored.entries()), key=repr)
     assert got == sorted(((repr(k), type(k), v, type(v)) for k, v in pairs), key=repr)

@@ -66,14 +66,20 @@ def test_values_msgpack_cannot_say_are_pickled_whole():
     assert deserialize(serialize_value(["\udc80", 1])) == ["\udc80", 1]
 
 
+def _big_int(item):
+    return msgpack.ExtType(4, item.to_bytes((item.bit_length() + 8) // 8, "little", signed=True))
+
+
 def _format_of_values(obj):
     """The stored format, spelled out: msgpack, a tuple as extension 1 holding the
-    msgpack of its items, anything else msgpack cannot say exactly as extension 2
-    holding its pickle."""
+    msgpack of its items, an int beyond 64 bits as extension 4 holding its bytes,
+    anything else msgpack cannot say exactly as extension 2 holding its pickle."""
     def default(item):
         if type(item) is tuple:
             return msgpack.ExtType(1, msgpack.packb(list(item), default=default,
                                                     strict_types=True, use_bin_type=True))
+        if type(item) is int:
+            return _big_int(item)
         return msgpack.ExtType(2, pickle.dumps(item, 5))
     return msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
 
@@ -92,6 +98,8 @@ def _format_of_keys(obj):
                                                     strict_types=True, use_bin_type=True))
         if type(item) is frozenset:
             return msgpack.ExtType(3, msgpack.packb(sorted(map(_format_of_keys, item))))
+        if type(item) is int:
+            return _big_int(item)
         buffer = io.BytesIO()
         pickler = pickle.Pickler(buffer, protocol=5)
         pickler.fast = True
