@@ -27,6 +27,9 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .job_metrics import JobMetrics
+from .metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
+from .progress import progress_display
 from .sinks import Committer, CommitterContext
 from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
     TaskFailure
@@ -34,7 +37,7 @@ from .sources import Source, SplitRange
 from .time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
 
-log = logging.getLogger("spark_datastream")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,6 +54,17 @@ class CheckpointOptions:
 
 
 @dataclass
+class MetricsOptions:
+    """Where metrics go besides ``JobClient``/``JobExecutionResult``: the progress line
+    (``execution.progress.enabled``), Prometheus (``metrics.reporter.prom.host`` and
+    ``.port``: None serves none); each batch's metrics are also appended to
+    ``<job dir>/metrics.jsonl`` when the job has a checkpoint directory."""
+    progress: bool = True
+    prometheus_host: str = "127.0.0.1"
+    prometheus_ports: Optional[range] = None
+
+
+@dataclass
 class RunOptions:
     max_records_per_batch: int
     batch_mode: bool
@@ -61,6 +75,7 @@ class RunOptions:
     job_name: str = "Flink Streaming Job"
     state_backend: str = "hashmap"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)
 
 
 @dataclass
@@ -140,6 +155,7 @@ class JobRunner:
             for stage in plan.stages if stage.is_source}
         self.bounded = all(s.source.bounded for s in self.splits.values())
         self.tracker = self._new_tracker(MIN_WATERMARK)
+        self.metrics = JobMetrics(plan, options.job_name, job.run_id)
         restore_path = options.checkpoints.restore_path
         self._origin = None if restore_path is None else os.path.abspath(restore_path)
         self.keyed_operators = {  # (and broadcast state, stored as one key group)
@@ -196,6 +212,7 @@ class JobRunner:
         max_records = sys.maxsize if options.batch_mode else options.max_records_per_batch
         outcome = "failed"
         opened: List[SinkNode] = []
+        reporters: List[MetricReporter] = []
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
@@ -205,7 +222,8 @@ class JobRunner:
                 opened.append(sink)
                 sink.committer.recover(committed)
             self.executor.start(self.job)
-            checkpoints = _CheckpointClock(options.checkpoints, directory)
+            self._start_reporters(reporters, None if temporary else directory.root)
+            checkpoints = _CheckpointClock(options.checkpoints, directory, self.metrics)
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
@@ -241,6 +259,12 @@ class JobRunner:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
                 self._commit_sinks(batch_id, results)
+                snapshot = self.metrics.batch_completed(
+                    batch_id, results, next_watermark, options.clock(),
+                    (time.monotonic() - started) * 1000)
+                for reporter in reporters:
+                    reporter.report(snapshot)
+                log.debug("Job %r committed batch %d", options.job_name, batch_id)
                 yield batch_id
                 if is_final or stop:
                     outcome = "finished"
@@ -253,6 +277,8 @@ class JobRunner:
             else:
                 outcome = "cancelled"
         finally:
+            for reporter in reporters:
+                reporter.close()
             self._fail_savepoints(outcome)
             self.executor.stop()
             for splits in self.splits.values():
@@ -265,6 +291,17 @@ class JobRunner:
             if temporary or outcome == "finished" or (
                     outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
                 directory.clear()
+
+    def _start_reporters(self, reporters: List[MetricReporter], job_dir: Optional[str]) -> None:
+        options = self.options.metrics
+        if job_dir is not None:
+            reporters.append(JsonLinesReporter(job_dir))
+        if options.prometheus_ports is not None:
+            reporters.append(PrometheusReporter(self.metrics.snapshot, options.prometheus_host,
+                                                options.prometheus_ports))
+        display = progress_display(self.options.job_name) if options.progress else None
+        if display is not None:
+            reporters.append(display)
 
     # -- restore and commit ---------------------------------------------------------
 
@@ -420,9 +457,11 @@ class _CheckpointClock:
     """Decides when a committed batch also becomes a checkpoint (``chk-<n>``): at most
     once per interval and never sooner than ``min_pause`` after the previous one."""
 
-    def __init__(self, options: CheckpointOptions, directory: JobDirectory):
+    def __init__(self, options: CheckpointOptions, directory: JobDirectory,
+                 metrics: JobMetrics):
         self.options = options
         self.directory = directory
+        self.metrics = metrics
         self.next_id = max(directory.checkpoint_ids(), default=0) + 1
         self.last = time.monotonic()
         self.failures = 0
@@ -434,9 +473,11 @@ class _CheckpointClock:
         elapsed_ms = (time.monotonic() - self.last) * 1000
         if elapsed_ms < max(options.interval_ms, options.min_pause_ms):
             return
+        started = time.monotonic()
         try:
-            self.directory.write_checkpoint(self.next_id, record, options.num_retained)
+            path = self.directory.write_checkpoint(self.next_id, record, options.num_retained)
         except OSError as e:
+            self.metrics.checkpoint_failed()
             self.failures += 1
             log.warning("Checkpoint %d failed: %s", self.next_id, e)
             if self.failures > options.tolerable_failures:
@@ -445,6 +486,7 @@ class _CheckpointClock:
                     f"({options.tolerable_failures}): checkpoint {self.next_id} failed: "
                     f"{e}") from e
         else:
+            self.metrics.checkpoint_completed(path, (time.monotonic() - started) * 1000)
             self.failures = 0
         self.next_id += 1
         self.last = time.monotonic()
