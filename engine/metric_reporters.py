@@ -15,17 +15,19 @@ METRICS_FILE = "metrics.jsonl"
 
 
 class MetricReporter:
-    """Receives the snapshot of each committed batch; ``close`` when the job ends."""
+    """Receives the snapshot of each committed batch; ``close`` when the job ends
+    (``discard``: the job's directory is deleted, as after it finished)."""
 
     def report(self, snapshot: dict) -> None:
         pass
 
-    def close(self) -> None:
+    def close(self, discard: bool = False) -> None:
         pass
 
 
 class JsonLinesReporter(MetricReporter):
-    """Appends each batch's snapshot as one JSON line to ``<job dir>/metrics.jsonl``."""
+    """Appends each batch's snapshot as one JSON line to ``<job dir>/metrics.jsonl``
+    (across the runs of a job that resumes), deleted with the job's directory."""
 
     def __init__(self, job_dir: str):
         os.makedirs(job_dir, exist_ok=True)
@@ -34,6 +36,10 @@ class JsonLinesReporter(MetricReporter):
     def report(self, snapshot: dict) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps(snapshot, default=str) + "\n")
+
+    def close(self, discard: bool = False) -> None:
+        if discard and os.path.exists(self.path):
+            os.remove(self.path)
 
 
 class PrometheusReporter(MetricReporter):
@@ -71,7 +77,7 @@ class PrometheusReporter(MetricReporter):
                          daemon=True).start()
         log.info("Serving metrics for Prometheus at http://%s:%d/metrics", *self.address)
 
-    def close(self) -> None:
+    def close(self, discard: bool = False) -> None:
         self.server.shutdown()
         self.server.server_close()
 

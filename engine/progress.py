@@ -31,7 +31,7 @@ class ProgressDisplay(MetricReporter):
         from rich.text import Text
         self.live.update(Text(status_line(snapshot)), refresh=True)
 
-    def close(self) -> None:
+    def close(self, discard: bool = False) -> None:
         self.live.stop()
 
 

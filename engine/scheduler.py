@@ -277,19 +277,20 @@ class JobRunner:
             else:
                 outcome = "cancelled"
         finally:
+            # Flink keeps a job's checkpoints only when it failed, or when it was
+            # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
+            # running it again resumes from its last committed batch.
+            clear = temporary or outcome == "finished" or (
+                outcome == "cancelled" and not options.checkpoints.retain_on_cancellation)
             for reporter in reporters:
-                reporter.close()
+                reporter.close(discard=clear)
             self._fail_savepoints(outcome)
             self.executor.stop()
             for splits in self.splits.values():
                 splits.source.close()
             for sink in opened:
                 sink.committer.close()
-            # Flink keeps a job's checkpoints only when it failed, or when it was
-            # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
-            # running it again resumes from its last committed batch.
-            if temporary or outcome == "finished" or (
-                    outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
+            if clear:
                 directory.clear()
 
     def _start_reporters(self, reporters: List[MetricReporter], job_dir: Optional[str]) -> None:

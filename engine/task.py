@@ -226,13 +226,12 @@ class StageInstance:
                 yield DataChunk(edge_id, self.partition, target, _pickled(router.name, chunk))
         yield from results
 
-
     def _metric_reports(self) -> List[MetricReport]:
         source = self.stage.nodes[0] if self.stage.is_source else None
         keyed = None if self.keyed_node is None else self.keyed_node.id
-        return [self.metrics[n].report(
-                    n, self.partition, is_source=n == source,
-                    pending_timers=self.timers.count() if n == keyed else None)
+        return [self.metrics[n].report(n, self.partition, is_source=n == source,
+                                       pending_timers=self.timers.count() if n == keyed
+                                       else None)
                 for n in self.stage.nodes]
 
 

@@ -406,7 +406,7 @@ class WindowOperator(UdfOperator):
             self.output(out)
         if not late:
             return
-        if self.late_tag is None:  # (as in Flink: late data sent to a side output is not)
+        if self.late_tag is None:  # counted when dropped, not when sent to a side output
             self.task.metrics.late_records_dropped += len(late)
             return
         side = self.side_outputs.get(self.late_tag)

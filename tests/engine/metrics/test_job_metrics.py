@@ -9,6 +9,7 @@ from api.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from api.common.time import Time
 from api.datastream import KeyedProcessFunction, MapFunction, OutputTag
 from api.datastream.window import TumblingEventTimeWindows
+from engine.errors import JobExecutionException
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from tests.conftest import GatheringSink, make_env
 
@@ -120,26 +121,56 @@ class _FarTimers(KeyedProcessFunction):
         yield value
 
 
-def test_pending_timers_and_metrics_jsonl_in_the_job_directory(tmp_path):
-    env = make_env("local", micro_batch_size=10, **{"state.checkpoints.dir": str(tmp_path)})
-    env.from_collection([(f"k{i}", i) for i in range(40)]) \
+class _FailsAt45While(MapFunction):
+    def __init__(self, flag: str):
+        self.flag = flag
+
+    def map(self, value):
+        if value[1] == 45 and os.path.exists(self.flag):
+            raise ValueError("bad record")
+        return value
+
+
+def _timers_job(env, flag):
+    env.from_collection([(f"k{i}", i) for i in range(50)]).uid("numbers") \
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Stamp())) \
-        .key_by(lambda v: v[0]).process(_FarTimers()).add_sink(GatheringSink())
-    result = env.execute("timers")
-    with open(os.path.join(tmp_path, "timers", "metrics.jsonl")) as f:
-        lines = [json.loads(line) for line in f]
-    assert [line["batch"] for line in lines] == list(range(len(lines)))
+        .map(_FailsAt45While(flag)) \
+        .key_by(lambda v: v[0]).process(_FarTimers()).uid("timers") \
+        .add_sink(GatheringSink())
+
+
+def test_pending_timers_and_metrics_jsonl_in_the_job_directory(tmp_path):
+    flag = tmp_path / "broken"
+    flag.touch()
+    conf = {"state.checkpoints.dir": str(tmp_path / "checkpoints")}
+    env = make_env("local", micro_batch_size=10, **conf)
+    _timers_job(env, str(flag))
+    with pytest.raises(JobExecutionException, match="bad record"):
+        env.execute("timers")
+    # the failed job keeps its directory, and there the metrics of its committed batches
+    metrics_file = tmp_path / "checkpoints" / "timers" / "metrics.jsonl"
+    lines = [json.loads(line) for line in metrics_file.read_text().splitlines()]
+    assert [line["batch"] for line in lines] == [0, 1, 2, 3]
     process = [line["operators"]["KeyedProcess"] for line in lines]
-    # one timer per key, pending until the final batch ends event time
-    assert [p["numPendingTimers"] for p in process] == [10, 20, 30, 0]
+    assert [p["numPendingTimers"] for p in process] == [10, 20, 30, 40]  # one per key
     assert [p["numRecordsIn"] for p in process] == [10, 20, 30, 40]
-    assert lines[-1] == result.get_metrics()
-    # a batch advances to what the batches before it saw (monotonous: the largest timestamp - 1)
+    # a batch advances to what the batches before it saw (monotonous: the largest - 1)
     watermarks = [line["job"]["currentInputWatermark"] for line in lines]
-    assert watermarks == [MIN_WATERMARK, 8, 18, MAX_WATERMARK]
+    assert watermarks == [MIN_WATERMARK, 8, 18, 28]
     assert lines[1]["job"]["watermarkLag"] == lines[1]["timestamp"] - 8
     assert lines[0]["job"]["watermarkLag"] is None
+
+    flag.unlink()
+    env = make_env("local", micro_batch_size=10, **conf)
+    _timers_job(env, str(flag))
+    result = env.execute("timers")  # resumes after batch 3, finishes
+    last = result.get_metrics()
+    assert last["batch"] == 4 and last["job"]["currentInputWatermark"] == MAX_WATERMARK
+    # counts start afresh with each run (as in Flink); every timer fired at the end
+    assert last["operators"]["KeyedProcess"]["numRecordsIn"] == 10
+    assert last["operators"]["KeyedProcess"]["numPendingTimers"] == 0
+    assert not metrics_file.exists()  # deleted with the finished job's directory
 
 
 def _slowly(value):
