@@ -39,7 +39,7 @@ METADATA_FILE = "_metadata"
 KEPT_COMMITS = 3  # metadata log entries kept: the newest, and two to fall back on
 _CHECKPOINT_NAME = re.compile(r"^chk-(\d+)$")
 
-log = logging.getLogger("spark_datastream.checkpoint")
+log = logging.getLogger(__name__)
 
 
 class InvalidRestorePointError(Exception):

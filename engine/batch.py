@@ -3,11 +3,12 @@
 The driver sends every task the ``CompiledJob`` (once per job) and the batch's
 ``BatchInfo``. A task returns a stream of small typed results: ``DataChunk`` for
 the next stage (the executor moves it, the driver never sees it), and
-``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp`` or ``TaskFailure`` for the driver. Each is a
-NamedTuple, so it pickles as cheaply as a plain tuple.
+``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp``, ``MetricReport`` or
+``TaskFailure`` for the driver. Each is a NamedTuple, so it pickles as cheaply as a
+plain tuple.
 """
 from dataclasses import dataclass, field
-from typing import Any, Dict, NamedTuple, Union
+from typing import Any, Dict, NamedTuple, Tuple, Union
 
 from .graph import JobPlan
 from .time.watermarks import MIN_WATERMARK
@@ -69,6 +70,18 @@ class SplitPosition(NamedTuple):
     node: int
     split: str
     position: Any
+
+
+class MetricReport(NamedTuple):
+    """One subtask's metrics of one operator after a batch (``engine.metrics``): counter
+    increments, meter increments with their time span, gauge values, and distributions
+    of the batch's values as ``(count, sum, min, max)``, each by metric identifier."""
+    node: int
+    subtask: int
+    counters: Dict[str, int]
+    meters: Dict[str, Tuple[int, int]]
+    gauges: Dict[str, Any]
+    distributions: Dict[str, tuple]
 
 
 class TaskFailure(NamedTuple):

@@ -11,7 +11,7 @@ import cloudpickle
 
 from .graph import PlanError, Transformation, build_plan, reachable
 from .python_dependencies import PythonDependencies, check_requirements, staging_directory
-from .scheduler import CheckpointOptions, JobRunner, SinkNode, RunOptions
+from .scheduler import CheckpointOptions, JobRunner, MetricsOptions, SinkNode, RunOptions
 from .batch import CompiledJob
 from .restart import ClusterDefault, RestartPolicy
 from .state_backends import check_state_backend
@@ -36,6 +36,7 @@ class JobSettings:
     state_backend_options: Dict[str, object] = field(default_factory=dict)
     job_name: str = "Flink Streaming Job"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)
     python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
     restart: RestartPolicy = field(default_factory=ClusterDefault)
 
@@ -133,7 +134,8 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
                          settings.job_dir, dict(settings.job_parameters),
                          batch_interval_ms=settings.batch_interval_ms,
                          job_name=settings.job_name, state_backend=settings.state_backend,
-                         checkpoints=settings.checkpoints, restart=settings.restart)
+                         checkpoints=settings.checkpoints, metrics=settings.metrics,
+                         restart=settings.restart)
     executor = make_executor(settings)
     if settings.state_dir is None and not executor.shares_driver_disk and any(
             node.keyed for node in job.plan.nodes.values()):

@@ -31,7 +31,7 @@ class StreamingRuntimeContext:
 
     def __init__(self, task_name: str, subtask_index: int, parallelism: int,
                  max_parallelism: int, attempt_number: int, job_parameters: dict,
-                 keyed_backend, clock=None):
+                 keyed_backend, clock=None, metrics_group: MetricGroup = None):
         self._task_name = task_name
         self._index = subtask_index
         self._parallelism = parallelism
@@ -41,7 +41,7 @@ class StreamingRuntimeContext:
         self._backend = keyed_backend
         self._clock = clock
         self._ttl_states = {}  # state name -> TTL state, kept alive for the operator's life
-        self._metrics = None
+        self._metrics = MetricGroup() if metrics_group is None else metrics_group
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -103,9 +103,8 @@ class StreamingRuntimeContext:
         return self._state(kind, state_descriptor)
 
     def get_metrics_group(self) -> MetricGroup:
-        """This instance's metric group (kept locally, not reported: see engine.metrics)."""
-        if self._metrics is None:
-            self._metrics = MetricGroup()
+        """This instance's metric group; the driver aggregates its metrics over the
+        operator's subtasks after each micro-batch (see engine.metrics)."""
         return self._metrics
 
 

@@ -30,6 +30,9 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .job_metrics import JobMetrics
+from .metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
+from .progress import progress_display
 from .restart import ClusterDefault, RestartPolicy
 from .sinks import Committer, CommitterContext
 from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
@@ -38,7 +41,7 @@ from .sources import Source, SplitRange
 from .time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
 
-log = logging.getLogger("spark_datastream")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -55,6 +58,17 @@ class CheckpointOptions:
 
 
 @dataclass
+class MetricsOptions:
+    """Where metrics go besides ``JobClient``/``JobExecutionResult``: the progress line
+    (``execution.progress.enabled``), Prometheus (``metrics.reporter.prom.host`` and
+    ``.port``: None serves none); each batch's metrics are also appended to
+    ``<job dir>/metrics.jsonl`` when the job has a checkpoint directory."""
+    progress: bool = True
+    prometheus_host: str = "127.0.0.1"
+    prometheus_ports: Optional[range] = None
+
+
+@dataclass
 class RunOptions:
     max_records_per_batch: int
     batch_mode: bool
@@ -65,6 +79,7 @@ class RunOptions:
     job_name: str = "Flink Streaming Job"
     state_backend: str = "hashmap"
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)
     restart: RestartPolicy = field(default_factory=ClusterDefault)
 
 
@@ -146,6 +161,7 @@ class JobRunner:
             for stage in plan.stages if stage.is_source}
         self.bounded = all(s.source.bounded for s in self.splits.values())
         self.tracker = self._new_tracker(MIN_WATERMARK)
+        self.metrics = JobMetrics(plan, options.job_name, job.run_id)
         restore_path = options.checkpoints.restore_path
         self._origin = None if restore_path is None else os.path.abspath(restore_path)
         self.keyed_operators = {  # (and broadcast state, stored as one key group)
@@ -202,10 +218,12 @@ class JobRunner:
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
         outcome = "failed"
+        reporters: List[MetricReporter] = []
         try:
+            self._start_reporters(reporters, None if temporary else directory.root)
             while True:
                 try:
-                    outcome = yield from self._run(directory)
+                    outcome = yield from self._run(directory, reporters)
                     break
                 except JobExecutionException as failure:
                     delay_ms = options.restart.on_failure(options.clock())
@@ -224,11 +242,14 @@ class JobRunner:
             # Flink keeps a job's checkpoints only when it failed, or when it was
             # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
             # running it again resumes from its last committed batch.
-            if temporary or outcome == "finished" or (
-                    outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
+            clear = temporary or outcome == "finished" or (
+                outcome == "cancelled" and not options.checkpoints.retain_on_cancellation)
+            for reporter in reporters:
+                reporter.close(discard=clear)
+            if clear:
                 directory.clear()
 
-    def _run(self, directory: JobDirectory) -> Iterator[int]:
+    def _run(self, directory: JobDirectory, reporters: List[MetricReporter]) -> Iterator[int]:
         """One run of the job from where ``directory`` says it stands, until it finishes
         ("finished"), is cancelled ("cancelled") or a batch fails (raises)."""
         options = self.options
@@ -244,7 +265,7 @@ class JobRunner:
                 opened.append(sink)
                 sink.committer.recover(committed)
             self.executor.start(self.job)
-            checkpoints = _CheckpointClock(options.checkpoints, directory)
+            checkpoints = _CheckpointClock(options.checkpoints, directory, self.metrics)
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
@@ -280,6 +301,12 @@ class JobRunner:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
                 self._commit_sinks(batch_id, results)
+                snapshot = self.metrics.batch_completed(
+                    batch_id, results, next_watermark, options.clock(),
+                    (time.monotonic() - started) * 1000)
+                for reporter in reporters:
+                    reporter.report(snapshot)
+                log.debug("Job %r committed batch %d", options.job_name, batch_id)
                 yield batch_id
                 if is_final or stop:
                     self.stopped = stop
@@ -308,6 +335,17 @@ class JobRunner:
         self.splits = {stage_id: _SourceSplits(splits.source, splits.parallelism)
                        for stage_id, splits in self.splits.items()}
         self.tracker = self._new_tracker(MIN_WATERMARK)
+
+    def _start_reporters(self, reporters: List[MetricReporter], job_dir: Optional[str]) -> None:
+        options = self.options.metrics
+        if job_dir is not None:
+            reporters.append(JsonLinesReporter(job_dir))
+        if options.prometheus_ports is not None:
+            reporters.append(PrometheusReporter(self.metrics.snapshot, options.prometheus_host,
+                                                options.prometheus_ports))
+        display = progress_display(self.options.job_name) if options.progress else None
+        if display is not None:
+            reporters.append(display)
 
     # -- restore and commit ---------------------------------------------------------
 
@@ -464,9 +502,11 @@ class _CheckpointClock:
     """Decides when a committed batch also becomes a checkpoint (``chk-<n>``): at most
     once per interval and never sooner than ``min_pause`` after the previous one."""
 
-    def __init__(self, options: CheckpointOptions, directory: JobDirectory):
+    def __init__(self, options: CheckpointOptions, directory: JobDirectory,
+                 metrics: JobMetrics):
         self.options = options
         self.directory = directory
+        self.metrics = metrics
         self.next_id = max(directory.checkpoint_ids(), default=0) + 1
         self.last = time.monotonic()
         self.failures = 0
@@ -478,9 +518,11 @@ class _CheckpointClock:
         elapsed_ms = (time.monotonic() - self.last) * 1000
         if elapsed_ms < max(options.interval_ms, options.min_pause_ms):
             return
+        started = time.monotonic()
         try:
-            self.directory.write_checkpoint(self.next_id, record, options.num_retained)
+            path = self.directory.write_checkpoint(self.next_id, record, options.num_retained)
         except OSError as e:
+            self.metrics.checkpoint_failed()
             self.failures += 1
             log.warning("Checkpoint %d failed: %s", self.next_id, e)
             if self.failures > options.tolerable_failures:
@@ -489,6 +531,7 @@ class _CheckpointClock:
                     f"({options.tolerable_failures}): checkpoint {self.next_id} failed: "
                     f"{e}") from e
         else:
+            self.metrics.checkpoint_completed(path, (time.monotonic() - started) * 1000)
             self.failures = 0
         self.next_id += 1
         self.last = time.monotonic()

@@ -20,9 +20,10 @@ from statebackends.base import KeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
-from .batch import BatchInfo, CompiledJob, DataChunk, TaskFailure
+from .batch import BatchInfo, CompiledJob, DataChunk, MetricReport, TaskFailure
 from .errors import OperatorError
 from .graph import Stage
+from .metrics import OperatorMetrics
 from .operators.base import is_pickled
 from .operators.chunks import RecordShape
 from .routing import Router
@@ -44,7 +45,7 @@ class OperatorTask:
     def __init__(self, clock, subtask: int, parallelism: int, max_parallelism: int,
                  job_parameters: Dict[str, str], keyed_backend=None, timers=None,
                  timed: bool = False, batch_mode: bool = False, broadcast_backend=None,
-                 uid: str = ""):
+                 uid: str = "", metrics: Optional[OperatorMetrics] = None):
         self.clock = clock
         self.uid = uid  # the operator's uid: stable across runs
         self.subtask = subtask
@@ -56,6 +57,7 @@ class OperatorTask:
         self.shape = RecordShape(timed)  # what an element looks like
         self.batch_mode = batch_mode
         self.broadcast_backend = broadcast_backend  # an operator's broadcast state
+        self.metrics = OperatorMetrics() if metrics is None else metrics
 
     @property
     def run_id(self) -> str:
@@ -70,7 +72,8 @@ class OperatorTask:
     def runtime_context(self, name: str) -> StreamingRuntimeContext:
         return StreamingRuntimeContext(name, self.subtask, self.parallelism,
                                        self.max_parallelism, 0, self.job_parameters,
-                                       self.keyed_backend, clock=self.clock)
+                                       self.keyed_backend, clock=self.clock,
+                                       metrics_group=self.metrics.group)
 
     def process_context(self, cursor, operator, context_class=ProcessContext) -> ProcessContext:
         """The ``ctx`` a process function sees for records read by ``cursor``."""
@@ -102,6 +105,7 @@ class StageInstance:
         self.shape = RecordShape(plan.timed)
         self.routers: Dict[int, Router] = {}
         self.operators = {n: pickle.loads(job.factories[n])() for n in stage.nodes}
+        self.metrics = {n: OperatorMetrics() for n in stage.nodes}
         for n in reversed(stage.nodes):  # downstream first, so outputs exist when wired
             node = plan.nodes[n]
             op = self.operators[n]
@@ -109,8 +113,9 @@ class StageInstance:
                 self, partition, stage.parallelism, node.max_parallelism, batch.job_parameters,
                 self.backend if node.keyed else None, self.timers if node.keyed else None,
                 plan.timed, batch.batch_mode,
-                self.broadcast_backend if node is self.broadcast_node else None, node.uid))
-            op.output = self._output_of(node)
+                self.broadcast_backend if node is self.broadcast_node else None, node.uid,
+                self.metrics[n]))
+            op.output = self.metrics[n].count_out(self._output_of(node))
         for n in stage.nodes:
             self.operators[n].open()
         self.entry = {}        # edge id -> the input handler its chunks go to
@@ -118,15 +123,18 @@ class StageInstance:
         for e in stage.in_edges:
             edge = plan.edges[e]
             node = plan.nodes[edge.dst]
-            self.entry[e] = self.operators[edge.dst].input(edge.input_index)
+            self.entry[e] = self._input_of(edge.dst, edge.input_index)
             self.input_rank[e] = (edge.input_index != node.broadcast_input, edge.input_index)
 
     # --- wiring -------------------------------------------------------------------
+    def _input_of(self, node_id: int, index: int) -> Callable:
+        return self.metrics[node_id].count_in(self.operators[node_id].input(index))
+
     def _output_of(self, node) -> Callable:
         """Wires the node's outputs: chained operators and routers of edges leaving the
         stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
-        targets = [self.operators[n].input(0) for n in node.chained]
+        targets = [self._input_of(n, 0) for n in node.chained]
         side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]
@@ -141,7 +149,8 @@ class StageInstance:
             else:
                 side_targets.setdefault(edge.side_tag, []).append(router.route)
         self.operators[node.id].side_outputs = {
-            tag: _fan_out(routes) for tag, routes in side_targets.items()}
+            tag: self.metrics[node.id].count_out(_fan_out(routes))
+            for tag, routes in side_targets.items()}
         if node.pact != "Data Source" and not is_pickled(node.output_type):
             # (sources emit typed values already)
             return _converting(node.name, self.shape.mapped(node.output_type.convert),
@@ -209,6 +218,7 @@ class StageInstance:
                 op.end_input()
         results = [result for n in self.stage.nodes
                    for result in self.operators[n].driver_results(n, self.partition)]
+        results.extend(self._metric_reports())
         self._write_state(batch.batch_id)
         if batch.is_final:
             for op in operators:
@@ -217,6 +227,14 @@ class StageInstance:
             for target, chunk in router.take_chunks():
                 yield DataChunk(edge_id, self.partition, target, _pickled(router.name, chunk))
         yield from results
+
+    def _metric_reports(self) -> List[MetricReport]:
+        source = self.stage.nodes[0] if self.stage.is_source else None
+        keyed = None if self.keyed_node is None else self.keyed_node.id
+        return [self.metrics[n].report(n, self.partition, is_source=n == source,
+                                       pending_timers=self.timers.count() if n == keyed
+                                       else None)
+                for n in self.stage.nodes]
 
 
 def _pickled(operator: str, chunk: list) -> bytes:

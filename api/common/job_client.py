@@ -1,5 +1,6 @@
 """JobClient, as in ``pyflink.common.job_client``."""
 import concurrent.futures
+from typing import Optional
 
 from .completable_future import CompletableFuture, completed
 from .job_id import JobID
@@ -44,6 +45,12 @@ class JobClient:
         """Completes with the job's accumulators: always empty, as Python functions cannot
         add accumulators (nor can they in PyFlink)."""
         return completed({})
+
+    def get_metrics(self) -> Optional[dict]:
+        """The job's metrics after its latest committed batch (None before the first);
+        see ``JobExecutionResult.get_metrics``. Not in PyFlink, whose clients read
+        metrics from reporters or the REST API."""
+        return self._run.metrics()
 
     def get_job_execution_result(self) -> CompletableFuture:
         """Completes with the JobExecutionResult, or with the job's exception."""

@@ -1,17 +1,18 @@
 """JobExecutionResult, as in ``pyflink.common.job_execution_result``."""
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from .job_id import JobID
 
 
 class JobExecutionResult:
-    """The result of a finished job: its id, net runtime and accumulators."""
+    """The result of a finished job: its id, net runtime, accumulators and metrics."""
 
     def __init__(self, job_id: JobID, net_runtime_ms: int,
-                 accumulators: Dict[str, Any] = None):
+                 accumulators: Dict[str, Any] = None, metrics: Optional[dict] = None):
         self._job_id = job_id
         self._net_runtime = net_runtime_ms
         self._accumulators = dict(accumulators or {})
+        self._metrics = metrics
 
     def get_job_id(self) -> JobID:
         return self._job_id
@@ -31,6 +32,13 @@ class JobExecutionResult:
 
     def get_all_accumulator_results(self) -> Dict[str, Any]:
         return dict(self._accumulators)
+
+    def get_metrics(self) -> Optional[dict]:
+        """The job's metrics after its last batch (not in PyFlink, whose metrics go to
+        reporters only): ``{"job_name", "job_id", "batch", "timestamp", "job": {...},
+        "operators": {operator name: {metric: value}}}``, as in
+        ``<job dir>/metrics.jsonl``; None if no batch was committed."""
+        return self._metrics
 
     def __str__(self):
         return (f"Program execution finished\nJob with JobID {self._job_id} has finished.\n"

@@ -10,7 +10,8 @@ from typing import Dict, List, Optional
 
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
-from engine.scheduler import CheckpointOptions
+from engine.metric_reporters import parse_ports
+from engine.scheduler import CheckpointOptions, MetricsOptions
 from statebackends.base import ALLOW_PICKLED_OPTION
 from engine.function_source import FunctionSource
 from engine.operators.io import SourceOperator
@@ -59,6 +60,9 @@ IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
 ALLOW_PICKLED_STATE = ALLOW_PICKLED_OPTION       # "false": state is data, nothing unpickled
 DEFAULT_JOB_NAME = "Flink Streaming Job"
 GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
+PROGRESS = "execution.progress.enabled"           # live progress line (stdout a terminal)
+PROMETHEUS_PORT = "metrics.reporter.prom.port"    # serve metrics: a port or "9249-9260"
+PROMETHEUS_HOST = "metrics.reporter.prom.host"    # default 127.0.0.1
 
 
 class StreamExecutionEnvironment:
@@ -329,10 +333,17 @@ class StreamExecutionEnvironment:
             state_backend_options=dict(self._state_backend.engine_options(), allow_pickled=(
                 self._conf.get(ALLOW_PICKLED_STATE, "true").strip().lower() != "false")),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
-            checkpoints=self._checkpoint_options(),
+            checkpoints=self._checkpoint_options(), metrics=self._metrics_options(),
             python_dependencies=PythonDependencies.from_configuration(
                 self._conf, tuple(self._cached_files)),
             restart=self.get_restart_strategy()._engine_policy())
+
+    def _metrics_options(self) -> MetricsOptions:
+        port = self._conf.get(PROMETHEUS_PORT)
+        return MetricsOptions(
+            progress=_true(self._conf.get(PROGRESS, "true")),
+            prometheus_host=self._conf.get(PROMETHEUS_HOST, "127.0.0.1"),
+            prometheus_ports=None if port is None else parse_ports(port))
 
     def _checkpoint_options(self) -> CheckpointOptions:
         config = self._checkpoint_config
@@ -362,7 +373,8 @@ class StreamExecutionEnvironment:
         start = time.time()
         for _ in runner.batches():
             pass
-        return JobExecutionResult(JobID(runner.job_id), int((time.time() - start) * 1000))
+        return JobExecutionResult(JobID(runner.job_id), int((time.time() - start) * 1000),
+                                  metrics=runner.metrics.snapshot())
 
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""
@@ -372,7 +384,11 @@ class StreamExecutionEnvironment:
 
     def _execute_collect(self, sink: Transformation, buffer, job_name=None):
         sinks = self._take_sinks(sink)
-        runner = create_runner(sinks, self._settings(sinks, job_name))
+        settings = self._settings(sinks, job_name)
+        # The caller prints results between batches, and may leave the iterator open:
+        # no progress line, which would stay on screen until the iterator is collected.
+        settings.metrics.progress = False
+        runner = create_runner(sinks, settings)
         return CloseableIterator(runner, buffer)
 
     def get_execution_plan(self) -> str:
@@ -643,13 +659,17 @@ class _AsyncRun:
         self._status = "CANCELED" if self._runner.cancelled and not self._runner.stopped \
             else "FINISHED"
         self.future.set_result(JobExecutionResult(JobID(self._runner.job_id),
-                                                  int((time.time() - start) * 1000)))
+                                                  int((time.time() - start) * 1000),
+                                                  metrics=self._runner.metrics.snapshot()))
 
     def status(self) -> str:
         return "CANCELLING" if self._runner.cancelled and not self.future.done() else self._status
 
     def cancel(self) -> None:
         self._runner.cancel()
+
+    def metrics(self):
+        return self._runner.metrics.snapshot()
 
     def savepoint(self, directory, stop: bool = False, drain: bool = False):
         """A future of the path of a savepoint taken after the next committed batch."""

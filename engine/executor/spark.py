@@ -132,6 +132,11 @@ def _downstream_stages(plan) -> Dict[int, List[int]]:
     return downstream
 
 
+def _stage_name(plan, stage) -> str:
+    """A stage as Spark's UI shows it: its chained operators."""
+    return " -> ".join(plan.nodes[n].name for n in stage.nodes)
+
+
 def _target_partition(target: int) -> int:
     return target
 
@@ -213,6 +218,11 @@ class SparkExecutor(Executor):
         load = functools.partial(_load_job, self._broadcast)
         outputs = {}
         downstream = _downstream_stages(plan)
+        # Spark's UI lists the batch's job under this group and description.
+        stage_names = {stage.id: _stage_name(plan, stage) for stage in plan.stages}
+        sc.setJobGroup(f"{batch.job_name} [{job.run_id[:8]}] batch {batch.batch_id}",
+                       f"{batch.job_name}: batch {batch.batch_id}: "
+                       + " | ".join(stage_names.values()))
         for stage in plan.stages:
             if stage.is_source:
                 rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
@@ -229,7 +239,7 @@ class SparkExecutor(Executor):
                     stage.parallelism, _target_partition)
                 run = functools.partial(_run_stage, load, job.run_id, stage.id, batch,
                                         self.task_attempts)
-            outputs[stage.id] = rdd.mapPartitionsWithIndex(run)
+            outputs[stage.id] = rdd.mapPartitionsWithIndex(run).setName(stage_names[stage.id])
         # A stage that feeds several stages is kept, so it runs once; the driver collects
         # the last stages only: a batch of one stage is one mapPartitions job.
         feeding = [outputs[s] for s, stages in downstream.items() if len(stages) > 1]

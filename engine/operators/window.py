@@ -190,6 +190,7 @@ class WindowOperator(UdfOperator):
         if self.call.kind != "none":
             super().open()  # opens the user's window function
         task = self.task
+        task.metrics.late_records_dropped = 0  # a window operator reports them (Flink's)
         self.runtime_context = task.runtime_context(self.name)
         self.backend = task.keyed_backend
         self.contents_spec = StateSpec(CONTENTS, StateKind(self.contents_kind),
@@ -403,7 +404,11 @@ class WindowOperator(UdfOperator):
     def _emit(self, out, late) -> None:
         if out:
             self.output(out)
-        if late and self.late_tag is not None:
-            side = self.side_outputs.get(self.late_tag)
-            if side is not None:
-                side(self.task.shape.from_stamped(late))
+        if not late:
+            return
+        if self.late_tag is None:  # counted when dropped, not when sent to a side output
+            self.task.metrics.late_records_dropped += len(late)
+            return
+        side = self.side_outputs.get(self.late_tag)
+        if side is not None:
+            side(self.task.shape.from_stamped(late))
