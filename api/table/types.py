@@ -139,7 +139,8 @@ _BASIC = [
     (Types.SQL_DATE(), DataTypes.DATE()),
     (Types.SQL_TIMESTAMP(), DataTypes.TIMESTAMP(9)),
     (LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE), DataTypes.DATE()),
-    (LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME), DataTypes.TIMESTAMP(9)),
+    (LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME),
+     DataTypes.TIMESTAMP(9)),
     (Types.PRIMITIVE_ARRAY(Types.BYTE()), DataTypes.BYTES(False)),
 ]
 
