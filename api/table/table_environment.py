@@ -1,0 +1,348 @@
+"""TableEnvironment and StreamTableEnvironment, as in ``pyflink.table``: bounded DataStreams
+become tables (Spark DataFrames) that SQL queries (Spark SQL) read, and tables become
+DataStreams again."""
+import re
+from typing import List, Union
+
+from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
+                                 TypeInformation)
+from api.datastream.data_stream import DataStream
+from api.datastream.stream_execution_environment import StreamExecutionEnvironment
+from engine.graph import reachable
+from .data_frames import Columns, columns_of, to_data_frame
+from .table import CONNECTORS_INSTEAD, Table, TableResult
+from .types import data_type_of, type_info_of
+
+__all__ = ['EnvironmentSettings', 'StreamTableEnvironment', 'TableEnvironment']
+
+_QUERY_KEYWORDS = ('SELECT', 'WITH', 'VALUES')
+_COMMENTS = re.compile(r'(--[^\n]*|/\*.*?\*/|\s)+', re.S)
+
+
+class EnvironmentSettings:
+    """Settings of a table environment: ``EnvironmentSettings.in_streaming_mode()`` or
+    ``in_batch_mode()``. Either way, a table here is computed over its whole bounded
+    input, so a query gives its final rows (as Flink's batch mode does)."""
+
+    def __init__(self, streaming: bool):
+        self._streaming = streaming
+
+    @staticmethod
+    def in_streaming_mode() -> 'EnvironmentSettings':
+        return EnvironmentSettings(True)
+
+    @staticmethod
+    def in_batch_mode() -> 'EnvironmentSettings':
+        return EnvironmentSettings(False)
+
+    def is_streaming_mode(self) -> bool:
+        return self._streaming
+
+
+class TableEnvironment:
+    """Registers tables as temporary views and runs SQL queries over them, in Spark SQL
+    (not Flink SQL: Spark's functions and syntax apply)."""
+
+    def __init__(self, session_provider, environment_settings: EnvironmentSettings):
+        self._session_provider = session_provider
+        self._session = None
+        self._settings = environment_settings
+        self._views = {}          # name -> Table, in this environment
+        self._unnamed = 0
+
+    @staticmethod
+    def create(environment_settings: EnvironmentSettings) -> 'TableEnvironment':
+        """A table environment for SQL over VALUES and registered tables, on the Spark
+        session of this process (a new local one if there is none)."""
+        def session():
+            from engine.executor.spark import get_spark_session
+            return get_spark_session("local[*]", {})
+        return TableEnvironment(session, environment_settings)
+
+    def _spark(self):
+        if self._session is None:
+            self._session = self._session_provider()
+        return self._session
+
+    # --- views ---------------------------------------------------------------------------
+    def create_temporary_view(self, view_path: str, table_or_data_stream, *fields_or_schema):
+        """Registers a Table (or a bounded DataStream, as ``from_data_stream`` makes it a
+        table) under ``view_path``, for SQL queries of this environment."""
+        if isinstance(table_or_data_stream, DataStream):
+            table = self.from_data_stream(table_or_data_stream, *fields_or_schema)
+        elif isinstance(table_or_data_stream, Table):
+            if fields_or_schema:
+                raise ValueError("create_temporary_view(): field names apply to a DataStream, "
+                                 "not to a Table")
+            table = table_or_data_stream
+        else:
+            raise TypeError("create_temporary_view() takes a Table or a DataStream, got "
+                            f"{type(table_or_data_stream).__name__}")
+        name = _simple_name(view_path)
+        if name in self._views:
+            raise ValueError(f"Temporary table '{name}' already exists")
+        self._views[name] = table
+
+    def drop_temporary_view(self, view_path: str) -> bool:
+        """Drops a temporary view; True if it existed."""
+        table = self._views.pop(_simple_name(view_path), None)
+        if table is not None:
+            self._spark().catalog.dropTempView(_simple_name(view_path))
+        return table is not None
+
+    def list_temporary_views(self) -> List[str]:
+        return sorted(n for n in self._views if not n.startswith('UnnamedTable_'))
+
+    def from_path(self, path: str) -> Table:
+        """The table registered under ``path``."""
+        table = self._views.get(_simple_name(path))
+        if table is None:
+            raise ValueError(f"Table '{path}' was not found.")
+        return table
+
+    def _register_unnamed(self, table: Table) -> str:
+        name = f"UnnamedTable_{self._unnamed}"
+        self._unnamed += 1
+        self._views[name] = table
+        return name
+
+    # --- SQL -----------------------------------------------------------------------------
+    def sql_query(self, query: str) -> Table:
+        """The table of a SELECT query (Spark SQL) over this environment's views."""
+        if _statement_keyword(query) not in _QUERY_KEYWORDS:
+            raise ValueError(_not_a_query(query, "sql_query"))
+        session = self._spark()
+        for name, table in self._views.items():
+            # a view's stream runs only when a query names it
+            if re.search(r'(?<![\w$])%s(?![\w$])' % re.escape(name), query, re.I):
+                table._data_frame().createOrReplaceTempView(name)
+        frame = session.sql(query)
+        return Table(self, columns_of(frame), lambda: frame)
+
+    def execute_sql(self, stmt: str) -> TableResult:
+        """Runs a query (SELECT, WITH, VALUES) and returns its result. Flink SQL DDL
+        (``CREATE TABLE ... WITH ('connector' = ...)``) and ``INSERT INTO`` fail: use the
+        DataStream connectors instead."""
+        keyword = _statement_keyword(stmt)
+        if keyword in _QUERY_KEYWORDS:
+            return self.sql_query(stmt).execute()
+        if keyword in ('CREATE', 'ALTER', 'DROP') and re.search(r'\bTABLE\b', stmt, re.I):
+            raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run: Flink SQL "
+                                      f"DDL for connector tables is not available. "
+                                      f"{CONNECTORS_INSTEAD}.")
+        if keyword in ('INSERT', 'EXECUTE', 'BEGIN'):
+            raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run: there are no "
+                                      f"sink tables to insert into. {CONNECTORS_INSTEAD}.")
+        raise ValueError(_not_a_query(stmt, "execute_sql"))
+
+
+class StreamTableEnvironment(TableEnvironment):
+    """The bridge between DataStreams and tables, as ``pyflink.table.StreamTableEnvironment``:
+    ``from_data_stream`` makes a table of a bounded stream; ``to_data_stream``,
+    ``to_append_stream`` and ``to_retract_stream`` make a DataStream of a table.
+
+    ::
+
+        >>> t_env = StreamTableEnvironment.create(env)
+        >>> t_env.create_temporary_view("orders", ds, "user, amount")
+        >>> totals = t_env.sql_query("SELECT user, SUM(amount) FROM orders GROUP BY user")
+        >>> t_env.to_data_stream(totals).print()
+    """
+
+    def __init__(self, env: StreamExecutionEnvironment,
+                 environment_settings: EnvironmentSettings):
+        super().__init__(lambda: _job_session(env), environment_settings)
+        self._env = env
+
+    @staticmethod
+    def create(stream_execution_environment: StreamExecutionEnvironment = None,
+               table_config=None,
+               environment_settings: EnvironmentSettings = None) -> 'StreamTableEnvironment':
+        """A StreamTableEnvironment of ``stream_execution_environment``; its SQL runs on the
+        Spark session the environment's jobs use."""
+        if stream_execution_environment is None:
+            raise ValueError("StreamTableEnvironment.create() needs the param "
+                             "'stream_execution_environment' here (a table environment "
+                             "without one: TableEnvironment.create(environment_settings))")
+        if table_config is not None:
+            raise ValueError("StreamTableEnvironment.create(): a TableConfig has no effect "
+                             "here (tables are Spark DataFrames; configure Spark with "
+                             "'spark.*' options of the StreamExecutionEnvironment)")
+        return StreamTableEnvironment(stream_execution_environment,
+                                      environment_settings or
+                                      EnvironmentSettings.in_streaming_mode())
+
+    def from_data_stream(self, data_stream: DataStream, *fields_or_schema) -> Table:
+        """The table of a bounded DataStream. Columns come from the stream's type: the
+        fields of a ROW (by name) or TUPLE (``f0``, ``f1``, ...), or one column ``f0`` of an
+        atomic type. ``fields_or_schema`` may be one string of field names: ``'a, b, c'``
+        renames the fields by position; names of the input's fields select, reorder and
+        (with ``as``) rename them: ``'f1 as name, f0'``.
+
+        The stream's job runs when a query, ``execute`` or ``to_data_stream`` first needs
+        the table's rows; sinks added to the environment before then run in that job.
+        """
+        if not isinstance(data_stream, DataStream):
+            raise TypeError(f"from_data_stream() takes a DataStream, got "
+                            f"{type(data_stream).__name__}")
+        _check_bounded(data_stream)
+        stream_type = data_stream.get_type()
+        if isinstance(stream_type, ExternalTypeInfo):
+            stream_type = stream_type._type_info
+        try:
+            columns = _columns_of_type(stream_type)
+        except ValueError as e:
+            raise ValueError(f"from_data_stream(): {e}") from None
+        if len(fields_or_schema) == 0:
+            picks = list(range(len(columns)))
+        elif len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], str):
+            picks, columns = _select_fields(fields_or_schema[0], columns)
+        else:
+            raise ValueError("Invalid arguments for 'fields': %r (give one string of field "
+                             "names, e.g. 'a, b, c')" % (fields_or_schema,))
+        atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
+
+        def make_data_frame():
+            with data_stream.execute_and_collect("from_data_stream") as records:
+                values = [(r,) if atomic else tuple(r) for r in records]
+            return to_data_frame(self._spark(), columns,
+                                 [tuple(v[i] for i in picks) for v in values])
+        return Table(self, columns, make_data_frame)
+
+    def to_data_stream(self, table: Table) -> DataStream:
+        """A DataStream of the table's rows: Rows named by column
+        (``Types.ROW_NAMED``), of kind INSERT."""
+        _check_own(self, table, "to_data_stream")
+        names = [n for n, _ in table._columns]
+        row_type = Types.ROW_NAMED(names, [type_info_of(t) for _, t in table._columns])
+        return self._env.from_collection(table._rows(), row_type)
+
+    def to_append_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
+        """A DataStream of the table's rows as ``type_info`` (a ROW or TUPLE type: fields
+        mapped by position, types must match; an atomic type for a one-column table)."""
+        _check_own(self, table, "to_append_stream")
+        _check_fields_match(table._columns, type_info, "to_append_stream")
+        return self._env.from_collection(_records(table, type_info), type_info)
+
+    def to_retract_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
+        """A DataStream of ``(True, record)`` pairs (add messages), the records as in
+        ``to_append_stream``. The table holds final rows (its input is bounded), so there
+        are no retract (False) messages: an aggregation gives one row per group, as in
+        Flink's batch mode."""
+        _check_own(self, table, "to_retract_stream")
+        _check_fields_match(table._columns, type_info, "to_retract_stream")
+        return self._env.from_collection([(True, r) for r in _records(table, type_info)],
+                                         Types.TUPLE([Types.BOOLEAN(), type_info]))
+
+
+def _job_session(env: StreamExecutionEnvironment):
+    """The Spark session the environment's jobs run on."""
+    from engine.executor.spark import get_spark_session
+    settings = env._settings([])
+    return settings.spark_session or get_spark_session(
+        settings.spark_master, settings.spark_conf, settings.python_dependencies.executable)
+
+
+def _check_bounded(data_stream: DataStream) -> None:
+    unbounded = [t.name for t in reachable([data_stream._transformation])
+                 if t.kind == "source" and not t.source.bounded]
+    if unbounded:
+        raise ValueError(
+            f"from_data_stream(): the stream reads the unbounded source(s) {unbounded}; a "
+            "table here is a Spark DataFrame of a stream's complete (bounded) input. Bound "
+            "the source (e.g. KafkaSource ... set_bounded(...), a DataGeneratorSource with a "
+            "count, a FileSource without monitor_continuously), or process the unbounded "
+            "stream with DataStream operators (key_by, windows, process functions).")
+
+
+def _columns_of_type(stream_type: TypeInformation) -> Columns:
+    data_type = data_type_of(stream_type)
+    if isinstance(stream_type, (RowTypeInfo, TupleTypeInfo)):
+        return list(data_type._args)  # a composite type is flattened into columns
+    return [('f0', data_type)]
+
+
+def _select_fields(fields: str, columns: Columns):
+    """(indices of the input columns, the table's columns) for a field string: names of
+    the input's fields (with optional ``as`` aliases) select and reorder them; other names
+    rename all fields by position. Named this way, columns take Flink's legacy types
+    (nullable)."""
+    items = [f.strip() for f in fields.split(',')]
+    parsed = []
+    for item in items:
+        parts = item.split()
+        if '.' in item or not (len(parts) == 1 or len(parts) == 3 and parts[1].lower() == 'as'):
+            raise ValueError(f"from_data_stream(): cannot read the field {item!r} of "
+                             f"{fields!r}: give names, or 'name as alias'. Time attributes "
+                             "(.rowtime, .proctime) are not available: keep the time in a "
+                             "TIMESTAMP column and use it in the SQL query.")
+        parsed.append((parts[0], parts[-1]))
+    names = [n for n, _ in columns]
+    if all(source in names for source, _ in parsed):
+        picks = [names.index(source) for source, _ in parsed]
+    elif all(source == alias for source, alias in parsed) and len(parsed) == len(columns):
+        picks = list(range(len(columns)))
+    else:
+        raise ValueError(f"from_data_stream(): the field names {fields!r} neither name "
+                         f"fields of the stream ({', '.join(names)}) nor rename all "
+                         f"{len(columns)} fields by position")
+    return picks, [(alias, columns[i][1].nullable()) for i, (_, alias) in zip(picks, parsed)]
+
+
+def _check_own(t_env: TableEnvironment, table: Table, method: str) -> None:
+    if not isinstance(table, Table):
+        raise TypeError(f"{method}() takes a Table, got {type(table).__name__}")
+    if table._t_env is not t_env:
+        raise ValueError(f"{method}(): the table belongs to another table environment")
+
+
+def _check_fields_match(columns: Columns, type_info: TypeInformation, method: str) -> None:
+    if isinstance(type_info, (RowTypeInfo, TupleTypeInfo)):
+        requested = type_info.get_field_types()
+    else:
+        requested = [type_info]
+    column_text = ', '.join('%s %s' % c for c in columns)
+    if len(requested) != len(columns):
+        raise ValueError(f"{method}(): the table has {len(columns)} column(s) "
+                         f"({column_text}), the requested type {type_info!r} has "
+                         f"{len(requested)} field(s)")
+    for (name, data_type), field_type in zip(columns, requested):
+        try:
+            wanted = data_type_of(field_type)
+        except ValueError as e:
+            raise ValueError(f"{method}(): {e}") from None
+        if wanted._root != data_type._root:
+            raise ValueError(f"{method}(): field types must match, but column {name!r} is "
+                             f"{data_type} and the requested field is {field_type!r} "
+                             f"({wanted}). Table columns: {column_text}. CAST the column in "
+                             "the query or request another type.")
+
+
+def _records(table: Table, type_info: TypeInformation) -> list:
+    """The table's rows as values of ``type_info``: fields by position."""
+    if isinstance(type_info, (RowTypeInfo, TupleTypeInfo)):
+        return [tuple(r) for r in table._rows()]
+    return [r[0] for r in table._rows()]
+
+
+def _simple_name(path: str) -> str:
+    if not re.fullmatch(r'`?[A-Za-z_][\w]*`?', path.strip()):
+        raise ValueError(f"{path!r}: views here have simple names (letters, digits, _), "
+                         "without catalog or database")
+    return path.strip().strip('`')
+
+
+def _statement_keyword(stmt: str) -> str:
+    body = _COMMENTS.sub(' ', stmt).lstrip(' (')
+    return body.split(None, 1)[0].upper() if body.strip() else ''
+
+
+def _head(stmt: str) -> str:
+    text = ' '.join(stmt.split())
+    return repr(text if len(text) <= 60 else text[:57] + '...')
+
+
+def _not_a_query(stmt: str, method: str) -> str:
+    return (f"{method}(): {_head(stmt)} is not a query. Here {method} runs SELECT, WITH and "
+            "VALUES queries (Spark SQL) over the views of this environment; register views "
+            "with t_env.create_temporary_view(name, table_or_stream)")
