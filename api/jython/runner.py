@@ -18,6 +18,8 @@ import sys
 import tempfile
 from typing import List, Optional, Sequence
 
+import cloudpickle
+
 from api.common import Configuration
 
 from .aliases import install_aliases
@@ -51,12 +53,26 @@ def run_program(program: str, packages: Sequence[str] = (), args: Sequence[str] 
     sys.path.insert(0, staging)
     sys.argv = [program, *args]
     module = _load(program)
+    _ship_by_value(staging)
     main = getattr(module, "main", None)
     if not callable(main) or len(inspect.signature(main).parameters) != 1:
         raise TypeError(f"{program} has no main(factory) function: a program of the older "
                         "Python streaming guide defines main(factory), which gets its "
                         "environment from factory.get_execution_environment()")
-    return main(PythonEnvironmentFactory(configuration, spark_session, [staging]))
+    try:
+        return main(PythonEnvironmentFactory(configuration, spark_session, [staging]))
+    finally:  # (each job shipped the directory when it started)
+        sys.path.remove(staging)
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _ship_by_value(staging: str) -> None:
+    """The program's modules travel with the job's functions, by value: a worker then never
+    imports them, nor the ``org.apache.flink...`` names they use (a Spark worker may have
+    an ``org`` package of its own already: the namespace of Spark's jars on its path)."""
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__file__", None) or "").startswith(staging + os.sep):
+            cloudpickle.register_pickle_by_value(module)
 
 
 def _load(program: str):

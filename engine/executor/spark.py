@@ -240,11 +240,13 @@ class SparkExecutor(Executor):
                 run = functools.partial(_run_stage, load, job.run_id, stage.id, batch,
                                         self.task_attempts)
             outputs[stage.id] = rdd.mapPartitionsWithIndex(run).setName(stage_names[stage.id])
-        # A stage that feeds several stages is kept, so it runs once; the driver collects
-        # the last stages only: a batch of one stage is one mapPartitions job.
+            if len(downstream[stage.id]) > 1:
+                # Kept, so that it runs once: persisted before anything is built on it (PySpark
+                # fuses the functions of RDDs built on an RDD not cached yet into their own).
+                outputs[stage.id].persist(StorageLevel.MEMORY_AND_DISK)
+        # The driver collects the last stages only: a batch of one stage is one
+        # mapPartitions job.
         feeding = [outputs[s] for s, stages in downstream.items() if len(stages) > 1]
-        for out in feeding:
-            out.persist(StorageLevel.MEMORY_AND_DISK)
         to_driver = [outputs[s.id].filter(for_driver) for s in plan.stages
                      if not downstream[s.id]]
         try:

@@ -11,9 +11,10 @@ owns the subtask's ``StageInstance``. Every later task of that subtask on the
 machine sends its input to the host over a Unix socket, and passes on what the
 host returns.
 
-A host serves one task at a time, and exits after the final batch, when the driver
-removes the run's socket directory (``remove_run``), when idle for
-``HOST_IDLE_SECONDS``, or when the worker daemon that started it is gone. It keeps
+A host serves one task at a time, and exits when the driver removes the run's
+socket directory (``remove_run``, at the end of a job on a local master), when idle
+for ``HOST_IDLE_SECONDS`` (``FINISHED_IDLE_SECONDS`` after the final batch), or when
+the worker daemon that started it is gone. It keeps
 nothing that is not in the state store: a task that finds no host (first batch,
 another machine, a host that died) starts one, which rebuilds the instance from the
 batch's base version as any process would (``engine.task.run_task``).
@@ -37,6 +38,8 @@ from .. import task
 from ..batch import BatchInfo
 
 HOST_IDLE_SECONDS = 300
+FINISHED_IDLE_SECONDS = 10  # after the final batch: Spark may run a task of it again
+CONNECTION_ATTEMPTS = 3
 _LENGTH = struct.Struct("!Q")
 _inherited = []  # the forking worker's cached instances: never touched (nor freed) in a host
 
@@ -62,10 +65,13 @@ def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
     returns its results."""
     request = pickle.dumps((batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
     path = _socket_path(run_id, stage_id, partition)
-    try:
-        reply = _ask(path, request, load_job, run_id, stage_id, partition)
-    except ConnectionError:  # the host ended meanwhile: a new one runs the task afresh
-        reply = _ask(path, request, load_job, run_id, stage_id, partition)
+    for attempt in range(CONNECTION_ATTEMPTS):
+        try:
+            reply = _ask(path, request, load_job, run_id, stage_id, partition)
+            break
+        except ConnectionError:  # the host ended meanwhile: a new one runs the task afresh
+            if attempt + 1 == CONNECTION_ATTEMPTS:
+                raise
     status, payload = pickle.loads(reply)
     if status != "ok":
         raise RuntimeError(f"the host of stage {stage_id}, subtask {partition} failed:\n"
@@ -137,10 +143,10 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id, st
     _close_inherited_sockets(keep=listener.fileno())
     _inherited.append((task._instances, task._jobs))
     task._instances, task._jobs = OrderedDict(), {}
-    idle_since = time.monotonic()
+    idle_since, idle_seconds = time.monotonic(), HOST_IDLE_SECONDS
     while True:
         if not select.select([listener], [], [], 1.0)[0]:
-            if (time.monotonic() - idle_since > HOST_IDLE_SECONDS
+            if (time.monotonic() - idle_since > idle_seconds
                     or not os.path.exists(path) or not _alive(daemon)):
                 _stop_listening(listener, path)
                 return
@@ -153,16 +159,13 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id, st
                                                   batch, inputs)))
             except BaseException:
                 reply = ("error", traceback.format_exc())
-            done = batch.is_final and reply[0] == "ok"
-            if done:  # no new task may reach this host (a retry of the batch starts one)
-                _stop_listening(listener, path)
             try:
                 _send(connection, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
             except OSError:  # the worker was killed (a cancelled task): Spark runs it again
                 pass
-        if done:
-            return
         idle_since = time.monotonic()
+        if batch.is_final and reply[0] == "ok":
+            idle_seconds = FINISHED_IDLE_SECONDS
 
 
 def _stop_listening(listener: socket.socket, path: str) -> None:

@@ -78,13 +78,40 @@ def test_a_sink_is_closed_once_per_subtask_with_everything_it_received(spark):
 
 
 def test_no_host_is_left_after_the_job(spark):
-    before = set(os.listdir(os.path.dirname(task_host.run_directory("x")))) \
-        if os.path.isdir(os.path.dirname(task_host.run_directory("x"))) else set()
     env = make_env("spark", parallelism=2, micro_batch_size=5)
-    assert len(list(env.from_collection(list(range(N))).map(lambda x: x)
-                    .execute_and_collect())) == N
-    after = set(os.listdir(os.path.dirname(task_host.run_directory("x"))))
-    assert after <= before  # the run's socket directory is gone
+    pids = PidSink()
+    env.from_collection(list(range(N))).map(lambda x: os.getpid()).add_sink(pids)
+    run_id = env.execute("pids").get_job_id().to_hex_string()
+    assert not os.path.exists(task_host.run_directory(run_id))
+    hosts = set(pids.values())
+    assert len(hosts) == 2 and os.getpid() not in hosts
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in hosts):
+        assert time.monotonic() < deadline, "a host outlived its job"
+        time.sleep(0.05)
+
+
+class PidSink(SinkFunction):
+    """Notes the values it receives in files of a directory."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="pids-")
+
+    def invoke(self, value, context):
+        with open(os.path.join(self.directory, str(value)), "w"):
+            pass
+
+    def values(self) -> list:
+        return [int(name) for name in os.listdir(self.directory)]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not ended, nor a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 class CountInProcess(KeyedCoProcessFunction):
@@ -131,8 +158,6 @@ def test_a_task_whose_host_died_starts_one_that_goes_on_from_the_stored_state(tm
         _, third, new_host = count(2)
         assert third == 3 and new_host != host
         assert count(3, is_final=True)[1] == 4
-        assert not os.path.exists(task_host.run_directory(job.run_id)) or \
-            not os.listdir(task_host.run_directory(job.run_id))  # the last host has ended
     finally:
         task_host.remove_run(job.run_id)
 
