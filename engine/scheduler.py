@@ -30,6 +30,7 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .job_control import JobControl
 from .restart import ClusterDefault, RestartPolicy
 from .sinks import Committer, CommitterContext
 from .batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
@@ -201,7 +202,8 @@ class JobRunner:
         temporary = options.job_dir is None
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
-        outcome = "failed"
+        self._control = JobControl(self, None if temporary else directory)
+        outcome, error = "failed", None
         try:
             while True:
                 try:
@@ -217,6 +219,9 @@ class JobRunner:
                         outcome = "cancelled"
                         break
                     self._reset_for_restart()
+        except BaseException as e:
+            error = e
+            raise
         finally:
             self._fail_savepoints(outcome)
             for splits in self.splits.values():
@@ -227,6 +232,7 @@ class JobRunner:
             if temporary or outcome == "finished" or (
                     outcome == "cancelled" and not options.checkpoints.retain_on_cancellation):
                 directory.clear()
+            self._control.ended("stopped" if self.stopped else outcome, error)
 
     def _run(self, directory: JobDirectory) -> Iterator[int]:
         """One run of the job from where ``directory`` says it stands, until it finishes
@@ -280,6 +286,7 @@ class JobRunner:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
                 self._commit_sinks(batch_id, results)
+                self._control.after_batch(batch_id, next_watermark)
                 yield batch_id
                 if is_final or stop:
                     self.stopped = stop
