@@ -50,7 +50,7 @@ DEFAULT_MICRO_BATCH_INTERVAL_MS = 200
 MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch
 MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' batch trigger
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
-SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
+SPARK_MASTER = "spark.master"  # e.g. "spark://host:7077"; default spark-submit's, else local[*]
 STATE_DIR = "state.checkpoints.dir"
 STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
@@ -123,7 +123,8 @@ class StreamExecutionEnvironment:
     def get_execution_environment(configuration: Optional[Configuration] = None,
                                   spark_session=None) -> "StreamExecutionEnvironment":
         """Creates an environment. Jobs run on local Spark (``local[*]``) unless the
-        configuration sets ``spark.master`` or a ``spark_session`` is given. In a program
+        configuration sets ``spark.master``, a ``spark_session`` is given or the program
+        runs under ``spark-submit --master ...``. In a program
         run by ``spark-datastream run``, the command line's settings come first and
         ``configuration`` is applied over them."""
         if _client_context is not None:
@@ -364,7 +365,7 @@ class StreamExecutionEnvironment:
             batch_interval_ms=min([self.get_buffer_timeout()] + [
                 t.buffer_timeout for t in reachable(sinks) if t.buffer_timeout is not None]),
             executor=self._conf.get(EXECUTOR, "spark"),
-            spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
+            spark_master=self._conf.get(SPARK_MASTER), spark_conf=spark_conf,
             spark_session=self._spark_session,
             state_dir=_absolute(checkpoint_directory(self._conf)),
             job_parameters=self._config.get_global_job_parameters(),
