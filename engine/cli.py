@@ -107,6 +107,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except CommandError as e:
         print(f"{PROGRAM}: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROGRAM}: interrupted", file=sys.stderr)
+        return 130
 
 
 # -- run and plan --------------------------------------------------------------------
@@ -146,7 +149,7 @@ def _run_program(args, plan_only: bool) -> None:
     try:
         with client_context(config, plan_only):
             runpy.run_path(path, run_name="__main__")
-    except (CommandError, ProgramAbortException, SystemExit, KeyboardInterrupt):
+    except (ProgramAbortException, SystemExit, KeyboardInterrupt):
         raise
     except BaseException as e:
         if args.verbose:
@@ -213,10 +216,11 @@ def _wait(args, job_dir: str, done) -> JobStatusRecord:
         time.sleep(POLL_SECONDS)
 
 
-def _savepoint_result(args, job_dir: str, action: str, directory: Optional[str],
-                      drain: bool = False) -> str:
-    """Sends a savepoint or stop request and waits for the savepoint's path."""
-    _, status = _running(args)
+def _savepoint_result(args, action: str, directory: Optional[str],
+                      drain: bool = False) -> Tuple[str, str]:
+    """Sends a savepoint or stop request; waits for the savepoint and returns the job's
+    directory and the savepoint's path."""
+    job_dir, status = _running(args)
     if directory is not None:
         directory = os.path.abspath(local_path(directory))
     request = send_request(job_dir, status, action, directory, drain)
@@ -230,18 +234,16 @@ def _savepoint_result(args, job_dir: str, action: str, directory: Optional[str],
                            f"({_explained(status, status.shown_status())})")
     if "error" in result:
         raise CommandError(f"savepoint of job {_describe(status)} failed: {result['error']}")
-    return result["savepoint"]
+    return job_dir, result["savepoint"]
 
 
 def _savepoint(args) -> int:
-    job_dir, _ = _find(args)
-    print(_savepoint_result(args, job_dir, "savepoint", args.target))
+    print(_savepoint_result(args, "savepoint", args.target)[1])
     return 0
 
 
 def _stop(args) -> int:
-    job_dir, _ = _find(args)
-    path = _savepoint_result(args, job_dir, "stop", args.savepoint_dir, args.drain)
+    job_dir, path = _savepoint_result(args, "stop", args.savepoint_dir, args.drain)
     status = _wait(args, job_dir, lambda s: s.status != RUNNING)
     if status.status != "stopped":
         raise CommandError(f"job {_describe(status)} took savepoint {path} but did not "

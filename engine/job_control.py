@@ -19,9 +19,9 @@ import socket
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
-from checkpoint.files import is_temporary_name, temporary_path
+from checkpoint.files import is_temporary_name, replacing
 from checkpoint.job_directory import JobDirectory
 
 from .errors import JobExecutionException
@@ -34,8 +34,6 @@ KEPT_RESULTS = 20  # results of savepoint requests kept in the status file
 RUNNING, FINISHED, STOPPED, CANCELLED, FAILED = \
     "running", "finished", "stopped", "cancelled", "failed"
 LOST = "lost"  # shown for a job whose status says running but whose driver is gone
-
-ACTIONS = ("savepoint", "stop", "cancel")
 
 
 @dataclass
@@ -87,10 +85,8 @@ class ControlRequest:
 
 def _write_json(path: str, data: dict) -> None:
     """Writes ``data`` to ``path`` atomically: a reader sees the old file or the new one."""
-    temporary = temporary_path(path)
-    with open(temporary, "w") as f:
+    with replacing(path) as temporary, open(temporary, "w") as f:
         json.dump(data, f)
-    os.replace(temporary, path)
 
 
 def read_status(job_dir: str) -> Optional[JobStatusRecord]:
@@ -124,8 +120,6 @@ def find_jobs(checkpoint_root: str) -> Dict[str, JobStatusRecord]:
 def send_request(job_dir: str, status: JobStatusRecord, action: str,
                  directory: Optional[str] = None, drain: bool = False) -> ControlRequest:
     """Writes a request for the job of ``status``; returns it (its id finds its result)."""
-    if action not in ACTIONS:
-        raise ValueError(f"unknown request {action!r}: use one of {', '.join(ACTIONS)}")
     request = ControlRequest(uuid.uuid4().hex, status.id, action, directory, drain)
     control = os.path.join(job_dir, CONTROL_DIR)
     os.makedirs(control, exist_ok=True)
@@ -214,16 +208,18 @@ class JobControl:
     def _serve(self, request: ControlRequest) -> None:
         if request.action == "cancel":
             self.runner.cancel()
-            return
-        future = self.runner.request_savepoint(request.directory, stop=request.action == "stop",
-                                               drain=request.drain)
-        future.add_done_callback(lambda done: self._record(request.id, done))
+        elif request.action in ("savepoint", "stop"):
+            future = self.runner.request_savepoint(
+                request.directory, stop=request.action == "stop", drain=request.drain)
+            future.add_done_callback(lambda done: self._record(
+                request.id, {"savepoint": done.result()} if done.exception() is None
+                else {"error": error_line(done.exception())}))
+        else:
+            self._record(request.id, {"error": f"unknown request {request.action!r}"})
 
-    def _record(self, request_id: str, future) -> None:
-        error = future.exception()
+    def _record(self, request_id: str, result: Dict[str, str]) -> None:
         results = self.status.results
-        results[request_id] = {"savepoint": future.result()} if error is None \
-            else {"error": error_line(error)}
+        results[request_id] = result
         for old in list(results)[:-KEPT_RESULTS]:
             del results[old]
 
