@@ -27,7 +27,7 @@ class JobSettings:
     max_records_per_batch: int
     batch_interval_ms: int
     executor: str                    # "spark" or "local"
-    spark_master: str
+    spark_master: Optional[str]      # None: spark-submit's, else local[*]
     spark_conf: Dict[str, str] = field(default_factory=dict)
     spark_session: Optional[object] = None
     state_dir: Optional[str] = None  # checkpoint storage: <state_dir>/<job name>/

@@ -30,6 +30,7 @@ from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from .errors import JobExecutionException
 from .executor.base import Executor
+from .job_control import JobControl
 from .job_metrics import JobMetrics
 from .metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
 from .progress import progress_display
@@ -217,7 +218,8 @@ class JobRunner:
         temporary = options.job_dir is None
         directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
-        outcome = "failed"
+        self._control = JobControl(self, None if temporary else directory)
+        outcome, error = "failed", None
         reporters: List[MetricReporter] = []
         try:
             self._start_reporters(reporters, None if temporary else directory.root)
@@ -235,6 +237,9 @@ class JobRunner:
                         outcome = "cancelled"
                         break
                     self._reset_for_restart()
+        except BaseException as e:
+            error = e
+            raise
         finally:
             self._fail_savepoints(outcome)
             for splits in self.splits.values():
@@ -248,6 +253,7 @@ class JobRunner:
                 reporter.close(discard=clear)
             if clear:
                 directory.clear()
+            self._control.ended("stopped" if self.stopped else outcome, error)
 
     def _run(self, directory: JobDirectory, reporters: List[MetricReporter]) -> Iterator[int]:
         """One run of the job from where ``directory`` says it stands, until it finishes
@@ -307,6 +313,7 @@ class JobRunner:
                 for reporter in reporters:
                     reporter.report(snapshot)
                 log.debug("Job %r committed batch %d", options.job_name, batch_id)
+                self._control.after_batch(batch_id, next_watermark)
                 yield batch_id
                 if is_final or stop:
                     self.stopped = stop

@@ -5,6 +5,7 @@ import concurrent.futures
 import os
 import threading
 import time
+from contextlib import contextmanager
 from functools import partial
 from typing import Dict, List, Optional
 
@@ -51,7 +52,7 @@ DEFAULT_MICRO_BATCH_INTERVAL_MS = 200
 MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch
 MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' batch trigger
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
-SPARK_MASTER = "spark.master"                     # e.g. "spark://host:7077"; default local[*]
+SPARK_MASTER = "spark.master"  # e.g. "spark://host:7077"; default spark-submit's, else local[*]
 STATE_DIR = "state.checkpoints.dir"
 STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
@@ -63,6 +64,43 @@ GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
 PROGRESS = "execution.progress.enabled"           # live progress line (stdout a terminal)
 PROMETHEUS_PORT = "metrics.reporter.prom.port"    # serve metrics: a port or "9249-9260"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"    # default 127.0.0.1
+
+
+class ProgramAbortException(BaseException):
+    """Ends a program run by ``spark-datastream plan`` at its first execute: carries the
+    plan of the job it would have run (as Flink's client does to show a plan). A
+    BaseException, so that a program's ``except Exception`` does not swallow it."""
+
+    def __init__(self, plan: str):
+        super().__init__("The program was run to show its plan only.")
+        self.plan = plan
+
+
+class _ClientContext:
+    """What the command line client (``engine/cli.py``) sets for a program it runs, as
+    Flink's context environment: the settings every environment starts from, and
+    whether executing a job only shows its plan."""
+
+    def __init__(self, configuration: Configuration, plan_only: bool):
+        self.configuration = configuration
+        self.plan_only = plan_only
+
+
+_client_context: Optional[_ClientContext] = None
+
+
+@contextmanager
+def client_context(configuration: Configuration, plan_only: bool = False):
+    """Runs the block as a program started by the command line client: environments it
+    creates with ``get_execution_environment`` start from ``configuration`` (what the
+    program configures is applied over it), and with ``plan_only`` its first execute
+    raises ProgramAbortException with the job's plan instead of running it."""
+    global _client_context
+    previous, _client_context = _client_context, _ClientContext(configuration, plan_only)
+    try:
+        yield
+    finally:
+        _client_context = previous
 
 
 class StreamExecutionEnvironment:
@@ -91,7 +129,15 @@ class StreamExecutionEnvironment:
     def get_execution_environment(configuration: Optional[Configuration] = None,
                                   spark_session=None) -> "StreamExecutionEnvironment":
         """Creates an environment. Jobs run on local Spark (``local[*]``) unless the
-        configuration sets ``spark.master`` or a ``spark_session`` is given."""
+        configuration sets ``spark.master``, a ``spark_session`` is given or the program
+        runs under ``spark-submit --master ...``. In a program
+        run by ``spark-datastream run``, the command line's settings come first and
+        ``configuration`` is applied over them."""
+        if _client_context is not None:
+            merged = Configuration(_client_context.configuration)
+            if configuration is not None:
+                merged.add_all(configuration)
+            configuration = merged
         return StreamExecutionEnvironment(configuration, spark_session)
 
     # --- settings -------------------------------------------------------------
@@ -325,7 +371,7 @@ class StreamExecutionEnvironment:
             batch_interval_ms=min([self.get_buffer_timeout()] + [
                 t.buffer_timeout for t in reachable(sinks) if t.buffer_timeout is not None]),
             executor=self._conf.get(EXECUTOR, "spark"),
-            spark_master=self._conf.get(SPARK_MASTER, "local[*]"), spark_conf=spark_conf,
+            spark_master=self._conf.get(SPARK_MASTER), spark_conf=spark_conf,
             spark_session=self._spark_session,
             state_dir=_absolute(checkpoint_directory(self._conf)),
             job_parameters=self._config.get_global_job_parameters(),
@@ -366,10 +412,18 @@ class StreamExecutionEnvironment:
         self._sinks = []
         return sinks
 
+    def _create_runner(self, sinks: List[Transformation], job_name: Optional[str],
+                       progress: bool = True):
+        settings = self._settings(sinks, job_name)
+        settings.metrics.progress = settings.metrics.progress and progress
+        if _client_context is not None and _client_context.plan_only:
+            raise ProgramAbortException(self._plan_json(sinks, settings))
+        return create_runner(sinks, settings)
+
     def execute(self, job_name: str = None) -> JobExecutionResult:
         """Runs the job until every source is finished; returns its JobExecutionResult."""
         sinks = self._take_sinks()
-        runner = create_runner(sinks, self._settings(sinks, job_name))
+        runner = self._create_runner(sinks, job_name)
         start = time.time()
         for _ in runner.batches():
             pass
@@ -379,24 +433,25 @@ class StreamExecutionEnvironment:
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""
         sinks = self._take_sinks()
-        runner = create_runner(sinks, self._settings(sinks, job_name))
+        runner = self._create_runner(sinks, job_name)
         return JobClient(JobID(runner.job_id), _AsyncRun(runner))
 
     def _execute_collect(self, sink: Transformation, buffer, job_name=None):
         sinks = self._take_sinks(sink)
-        settings = self._settings(sinks, job_name)
         # The caller prints results between batches, and may leave the iterator open:
         # no progress line, which would stay on screen until the iterator is collected.
-        settings.metrics.progress = False
-        runner = create_runner(sinks, settings)
+        runner = self._create_runner(sinks, job_name, progress=False)
         return CloseableIterator(runner, buffer)
 
     def get_execution_plan(self) -> str:
         """The plan of the job built so far, as JSON in Flink's format."""
-        settings = self._settings(self._sinks)
-        plan = build_plan(self._sinks, settings.parallelism, settings.max_parallelism,
-                          settings.chaining_enabled)
-        return execution_plan_json(plan)
+        return self._plan_json(self._sinks, self._settings(self._sinks))
+
+    @staticmethod
+    def _plan_json(sinks: List[Transformation], settings: JobSettings) -> str:
+        return execution_plan_json(build_plan(sinks, settings.parallelism,
+                                              settings.max_parallelism,
+                                              settings.chaining_enabled))
 
     # --- the rest of PyFlink's environment ----------------------------------------------------
     # Parallelism lives in the ExecutionConfig, as in Flink: env.set_parallelism(...) and

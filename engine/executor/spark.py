@@ -53,10 +53,12 @@ def _quiet_client_loggers() -> None:
             logger.setLevel(logging.WARNING)
 
 
-def get_spark_session(master: str, conf: Dict[str, str],
+def get_spark_session(master: Optional[str], conf: Dict[str, str],
                       python_executable: Optional[str] = None):
     """The active SparkSession, or a new quiet one for ``master`` with ``conf`` whose
-    Python workers run ``python_executable`` (default: the driver's interpreter)."""
+    Python workers run ``python_executable`` (default: the driver's interpreter).
+    ``master`` None: spark-submit's ``--master`` (or ``spark.master`` of
+    spark-defaults.conf), else ``local[*]``."""
     from pyspark.sql import SparkSession
     _quiet_client_loggers()
     active = SparkSession.getActiveSession()
@@ -70,11 +72,13 @@ def get_spark_session(master: str, conf: Dict[str, str],
     if python_executable is not None:
         os.environ["PYSPARK_PYTHON"] = python_executable
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the driver's venv, not PATH's
-    builder = (SparkSession.builder.master(master).appName("spark-datastream")
+    builder = (SparkSession.builder.appName("spark-datastream")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.ui.enabled", "false")
                .config("spark.driver.extraJavaOptions",
                        f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"))
+    if master is not None:
+        builder = builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = _with_filtered_jvm_stderr(builder.getOrCreate)
