@@ -39,7 +39,7 @@ _options: Dict[str, Dict[str, Any]] = {}  # scheme -> fsspec storage options
 _CONDITIONAL_CREATE = ("s3", "s3a")  # s3fs's mode "xb": a PUT with If-None-Match: *
 
 
-class StorageError(Exception):
+class StorageError(ValueError):
     """A checkpoint or savepoint URL that cannot be used (unknown scheme, missing
     library)."""
 
@@ -73,7 +73,7 @@ def configure(options: Dict[str, Dict[str, Any]]) -> None:
     _options.update(options)
 
 
-def _filesystem(url: str):
+def _filesystem_class(url: str):
     scheme = urlparse(url).scheme
     try:
         import fsspec
@@ -82,16 +82,20 @@ def _filesystem(url: str):
                            f"library for the scheme (pip install 'spark-datastream[s3]' "
                            "for S3)") from None
     try:
-        return fsspec.filesystem("s3" if scheme == "s3a" else scheme,
-                                 **_options.get(scheme, {}))
+        return fsspec.get_filesystem_class("s3" if scheme == "s3a" else scheme)
     except (ImportError, ValueError) as e:
-        raise StorageError(f"{url}: cannot open the '{scheme}://' file system: {e}") from e
+        raise StorageError(f"{url}: no file system for '{scheme}://': {e}") from e
+
+
+def _filesystem(url: str):
+    fs_class = _filesystem_class(url)
+    return fs_class(**_options.get(urlparse(url).scheme, {}))
 
 
 def check_url(url: str) -> None:
-    """Fails (StorageError) unless the file system of ``url`` can be opened here."""
-    if is_url(url):
-        _filesystem(url)
+    """Fails (StorageError) unless fsspec and the library of ``url``'s scheme are
+    installed here (nothing is contacted)."""
+    _filesystem_class(url)
 
 
 def listdir(path: str) -> List[str]:

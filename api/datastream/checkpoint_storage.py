@@ -4,6 +4,8 @@ without one configured, a job checkpoints to a temporary directory removed when 
 from typing import Optional
 from urllib.parse import urlparse
 
+from checkpoint import storage
+
 __all__ = ['CheckpointStorage', 'JobManagerCheckpointStorage', 'FileSystemCheckpointStorage']
 
 
@@ -122,4 +124,6 @@ def local_path(uri) -> str:
     if parsed.scheme == "file":
         raise ValueError(f"Directory {uri!r}: a 'file://' URI names a local path "
                          "('file:///dir' or 'file://localhost/dir')")
+    if storage.is_url(uri):
+        storage.check_url(uri)
     return uri

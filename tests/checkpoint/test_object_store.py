@@ -184,3 +184,30 @@ def test_spark_workers_write_state_to_s3_and_a_local_run_restores_it(
     _build(env, out)
     env.execute("counting")
     assert Counter(_lines(out)) == Counter(_expected_lines())
+
+
+def test_an_interrupted_checkpoint_on_s3_is_no_checkpoint_and_is_replaced(s3_endpoint, bucket):
+    from checkpoint import storage
+    from checkpoint.job_directory import JobDirectory, export_checkpoint
+    from checkpoint.metadata import CommitRecord, OperatorInfo
+    bucket_name, client = bucket
+    storage.configure(storage.options_from_configuration(_s3_conf(s3_endpoint, bucket_name)))
+    directory = JobDirectory(f"s3://{bucket_name}/jobs/job")
+    directory.store.write("op", (0, 127), 0, "snapshot", {3: {"k": 1}})
+    record = CommitRecord("job", 0, "hashmap", {"op": OperatorInfo("Op", 1, 128)}, {}, 0)
+    directory.commit(record)
+    client.put_object(Bucket=bucket_name, Key="jobs/job/chk-1/state/op/0-127/9.snapshot",
+                      Body=b"left by a crashed export")
+    assert directory.checkpoint_ids() == []
+    directory.write_checkpoint(1, record, num_retained=1)
+    assert directory.checkpoint_ids() == [1]
+    assert sorted(_versions(client, bucket_name, "jobs/job/chk-1/")) == [
+        "jobs/job/chk-1/_metadata", "jobs/job/chk-1/state/op/0-127/0.snapshot",
+        "jobs/job/chk-1/state/op/0-127/9.snapshot"]  # (the leftover: deleted)
+    assert client.list_objects_v2(Bucket=bucket_name, Prefix="jobs/job/chk-1/state/op/0-127/9")[
+        "KeyCount"] == 0
+    with pytest.raises(FileExistsError):
+        export_checkpoint(directory.store, record, directory.checkpoint_path(1))
+    point = directory.find_restore_point()
+    assert point.record.batch_id == 0
+    assert dict(point.store.read(point.store.list_files("op")[0]).groups) == {3: {"k": 1}}
