@@ -1,7 +1,8 @@
 """Atomic, checksummed files: one object of data, or a framed file of many parts.
 
-A file is written under a hidden temporary name in its directory and renamed
-into place, so readers see either the old file or the complete new one, and a
+A file appears whole or not at all (``checkpoint.storage.writing``: locally written
+under a hidden temporary name and renamed into place; on an object store one
+upload), so readers see either the old file or the complete new one, and a
 retried writer simply replaces it.
 
 Nothing read from a checkpoint file is unpickled: objects here (a commit record, a
@@ -28,24 +29,19 @@ code does not know raises UnknownFormatError.
 """
 from __future__ import annotations
 
-import errno
-import os
-import shutil
 import struct
-import uuid
-from contextlib import contextmanager
-from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Tuple
+from typing import Any, Dict, Iterable, List, Tuple
 from zlib import crc32
 
+from checkpoint import storage
 from statebackends.serialization import deserialize_data, serialize_data
 
 __all__ = ["CorruptFileError", "UnknownFormatError", "write_checked", "read_checked",
-           "write_framed", "FramedFile", "is_temporary_name", "link_or_copy"]
+           "write_framed", "FramedFile"]
 
 _MAGIC = b"SDSCHK\0\n"
 _VERSION = 2  # 1: a pickle payload, with no version field
 _HEADER = struct.Struct("<8sIIQ")  # magic, format version, crc32 of the payload, its length
-_TEMPORARY_PREFIX = ".tmp-"
 
 _FRAMED_MAGIC = b"SDSFRM1\n"
 _FRAMED_END = b"SDSFRMEN"
@@ -90,48 +86,11 @@ def _decoded(path: str, payload, what: str) -> Any:
         raise CorruptFileError(path, f"cannot read {what}: {e}") from e
 
 
-def temporary_path(path: str) -> str:
-    """A fresh hidden name beside ``path`` for a file or directory being built or
-    removed: readers ignore it, ``is_temporary_name`` recognizes it."""
-    directory, name = os.path.split(path)
-    return os.path.join(directory, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}-{name}")
-
-
-def is_temporary_name(file_name: str) -> bool:
-    """Whether ``file_name`` is an unfinished write (see ``temporary_path``)."""
-    return file_name.startswith(_TEMPORARY_PREFIX)
-
-
-@contextmanager
-def replacing(path: str) -> Iterator[str]:
-    """A temporary path to build the file ``path`` at, renamed to ``path`` at the end of
-    the block (removed instead if the block raises): readers see the old file or the
-    complete new one."""
-    temporary = temporary_path(path)
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.remove(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-@contextmanager
-def _replacing(path: str) -> Iterator[BinaryIO]:
-    """A new file to write, made durable and renamed to ``path`` at the end of the block."""
-    with replacing(path) as temporary, open(temporary, "wb") as f:
-        yield f
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def write_checked(path: str, obj: Any) -> None:
-    """Atomically writes ``obj`` to ``path``, replacing any existing file."""
+def write_checked(path: str, obj: Any, exclusive: bool = False) -> None:
+    """Atomically writes ``obj`` to ``path``, replacing any existing file (``exclusive``:
+    FileExistsError instead, see ``storage.writing``)."""
     payload = _encoded(path, obj, "the object")
-    with _replacing(path) as f:
+    with storage.writing(path, exclusive) as f:
         f.write(_HEADER.pack(_MAGIC, _VERSION, crc32(payload), len(payload)))
         f.write(payload)
 
@@ -139,7 +98,7 @@ def write_checked(path: str, obj: Any) -> None:
 def read_checked(path: str) -> Any:
     """Reads an object written by ``write_checked``; raises CorruptFileError if damaged
     or not data (nothing is unpickled)."""
-    with open(path, "rb") as f:
+    with storage.open_read(path) as f:
         data = f.read()
     if len(data) < _HEADER.size:
         raise CorruptFileError(path, f"only {len(data)} bytes, shorter than the header")
@@ -156,19 +115,6 @@ def read_checked(path: str) -> Any:
     return _decoded(path, payload, "its object")
 
 
-def link_or_copy(source: str, target: str) -> None:
-    """Makes ``target`` a hard link to the immutable file ``source`` (no bytes copied),
-    or a durable copy where a link is impossible (another file system)."""
-    try:
-        os.link(source, target)
-    except OSError as e:
-        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-        shutil.copyfile(source, target)
-        with open(target, "rb") as f:
-            os.fsync(f.fileno())
-
-
 def write_framed(path: str, header: Any, frames: Iterable[Tuple[int, bytes]]) -> None:
     """Atomically writes a framed file to ``path`` (replacing any existing file): the
     ``header`` object (data), then each ``(id, data)`` of ``frames`` as it comes, so
@@ -176,7 +122,7 @@ def write_framed(path: str, header: Any, frames: Iterable[Tuple[int, bytes]]) ->
     payload = _encoded(path, header, "the header")
     head = _FRAMED_HEADER.pack(_FRAMED_MAGIC, _FRAMED_VERSION, len(payload)) + payload
     offsets: Dict[int, int] = {}
-    with _replacing(path) as f:
+    with storage.writing(path) as f:
         f.write(head)
         offset = len(head)
         for frame_id, data in frames:
@@ -200,7 +146,7 @@ class FramedFile:
 
     def __init__(self, path: str):
         self.path = path
-        self._file = open(path, "rb")
+        self._file = storage.open_read(path)
         try:
             self.header = self._read_head()
         except BaseException:
@@ -209,7 +155,8 @@ class FramedFile:
 
     def _read_head(self) -> Any:
         f = self._file
-        size = os.fstat(f.fileno()).st_size
+        size = f.seek(0, 2)
+        f.seek(0)
         if size < _FRAMED_HEADER.size + _TRAILER.size:
             raise CorruptFileError(self.path, f"only {size} bytes, shorter than the header "
                                               "and trailer of a framed file")

@@ -14,21 +14,25 @@ an old checkpoint, or pruning the live state, frees exactly the files nobody
 else links (files are never modified in place, only replaced by rename). Where a
 link is impossible (another file system), the file is copied.
 
-Every file is written under a temporary name and renamed; a checkpoint directory
-is built under a temporary name and counts only once renamed with its
-``_metadata`` inside.
+Locally, every file is written under a temporary name and renamed; a checkpoint
+directory is built under a temporary name and counts only once renamed with its
+``_metadata`` inside. On an object store (a URL, see ``checkpoint.storage``)
+nothing is renamed or linked: a checkpoint's files are copied into ``chk-<n>/``
+(server-side), then its ``_metadata`` is created last, only if it does not exist;
+a directory without ``_metadata`` is not a checkpoint, and it is deleted
+``_metadata`` first.
 """
 from __future__ import annotations
 
 import logging
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
-from checkpoint.files import CorruptFileError, UnknownFormatError, is_temporary_name, \
-    link_or_copy, read_checked, temporary_path, write_checked
+from checkpoint import storage
+from checkpoint.files import CorruptFileError, UnknownFormatError, read_checked, write_checked
+from checkpoint.storage import is_temporary_name, temporary_path
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError
 from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 
@@ -87,20 +91,29 @@ def _verify(store: StateStore, record: CommitRecord, path: str) -> None:
 
 
 def _link_files(store: StateStore, files: Iterable[StateFile], target_root: str) -> None:
-    """Links the files (and the shared files of incremental snapshots) into a store at
-    ``target_root``, at the same relative paths."""
+    """Links (copies, on an object store) the files (and the shared files of incremental
+    snapshots) into a store at ``target_root``, at the same relative paths."""
+    root = store.root_dir.rstrip("/") + "/"
     for state_file in files:
         for source in _physical_paths(store, state_file):
-            target = os.path.join(target_root, os.path.relpath(source, store.root_dir))
-            if not os.path.exists(target):  # (a shared file linked for an earlier file)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                link_or_copy(source, target)
+            target = os.path.join(target_root, source[len(root):])
+            if not storage.exists(target):  # (a shared file linked for an earlier file)
+                storage.makedirs(os.path.dirname(target))
+                storage.copy(source, target)
 
 
 def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> str:
     """Writes a self-contained checkpoint/savepoint of ``record``'s version at ``target``
     (which must not exist): the state files it needs, then ``_metadata``, then the
-    rename that makes it visible."""
+    rename that makes it visible (on an object store: ``_metadata``, created last)."""
+    if storage.is_url(target):
+        metadata = os.path.join(target, METADATA_FILE)
+        if storage.exists(metadata):
+            raise FileExistsError(f"checkpoint target {target} exists already")
+        storage.rmtree(target)  # what an interrupted export left: never a checkpoint
+        _link_files(store, _needed_files(store, record), target)
+        write_checked(metadata, record.to_data(), exclusive=True)
+        return target
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     if os.path.exists(target):
         raise FileExistsError(f"checkpoint target {target} exists already")
@@ -111,7 +124,7 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
         write_checked(os.path.join(building, METADATA_FILE), record.to_data())
         os.rename(building, target)
     except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
+        storage.rmtree(building)
         raise
     return target
 
@@ -119,13 +132,14 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
 def read_restore_point(path: str) -> RestorePoint:
     """Opens a checkpoint or savepoint directory (or its ``_metadata`` file), verifying
     its metadata and files."""
-    if os.path.basename(os.path.normpath(path)) == METADATA_FILE:
-        path = os.path.dirname(os.path.normpath(path))
+    path = path.rstrip("/") if storage.is_url(path) else os.path.normpath(path)
+    if os.path.basename(path) == METADATA_FILE:
+        path = os.path.dirname(path)
     metadata = os.path.join(path, METADATA_FILE)
-    if not os.path.isdir(path):
+    if not storage.isdir(path):
         raise IncompatibleCheckpointError(f"{path} is not a directory, so not a checkpoint "
                                           "or savepoint")
-    if not os.path.exists(metadata):
+    if not storage.exists(metadata):
         raise IncompatibleCheckpointError(
             f"{path} has no {METADATA_FILE} file: it is not a complete checkpoint or savepoint")
     try:
@@ -149,7 +163,7 @@ class JobDirectory:
 
     def commit(self, record: CommitRecord) -> None:
         """Commits a batch: once this returns, the batch survives any crash."""
-        os.makedirs(self._metadata_dir, exist_ok=True)
+        storage.makedirs(self._metadata_dir)
         write_checked(os.path.join(self._metadata_dir, str(record.batch_id)), record.to_data())
         for old in self.committed_batches()[KEPT_COMMITS:]:
             self._remove_commit(old)
@@ -157,14 +171,14 @@ class JobDirectory:
     def committed_batches(self) -> List[int]:
         """Batch ids in the metadata log, newest first."""
         try:
-            names = os.listdir(self._metadata_dir)
+            names = storage.listdir(self._metadata_dir)
         except FileNotFoundError:
             return []
         return sorted((int(n) for n in names if n.isdigit()), reverse=True)
 
     def _remove_commit(self, batch_id: int) -> None:
         try:
-            os.remove(os.path.join(self._metadata_dir, str(batch_id)))
+            storage.remove(os.path.join(self._metadata_dir, str(batch_id)))
         except FileNotFoundError:
             pass
 
@@ -173,13 +187,13 @@ class JobDirectory:
     def checkpoint_ids(self) -> List[int]:
         """Ids of complete checkpoints, newest first."""
         try:
-            names = os.listdir(self.root)
+            names = storage.listdir(self.root)
         except FileNotFoundError:
             return []
         ids = []
         for name in names:
             match = _CHECKPOINT_NAME.match(name)
-            if match and os.path.exists(os.path.join(self.root, name, METADATA_FILE)):
+            if match and storage.exists(os.path.join(self.root, name, METADATA_FILE)):
                 ids.append(int(match.group(1)))
         return sorted(ids, reverse=True)
 
@@ -243,7 +257,7 @@ class JobDirectory:
                 # not be mistaken for restore points of this one.
                 for checkpoint_id in self.checkpoint_ids():
                     path = self.checkpoint_path(checkpoint_id)
-                    if os.path.abspath(path) != os.path.abspath(point.store.root_dir):
+                    if not _same_path(path, point.store.root_dir):
                         _discard(path)
         else:
             for uid in self.store.operator_ids():
@@ -257,24 +271,40 @@ class JobDirectory:
         """Deletes everything of the job (it finished): log, state and checkpoints."""
         _discard(self._metadata_dir)  # first: from here on, nothing is restorable
         try:
-            names = os.listdir(self.root)
+            names = storage.listdir(self.root)
         except FileNotFoundError:
             return
         for name in names:  # state, checkpoints, and what crashed writers left
             if name == "state" or _CHECKPOINT_NAME.match(name) or is_temporary_name(name):
-                shutil.rmtree(os.path.join(self.root, name), ignore_errors=True)
-        try:
-            os.rmdir(self.root)
-        except OSError:
-            pass
+                storage.rmtree(os.path.join(self.root, name))
+        if not storage.is_url(self.root):
+            try:
+                os.rmdir(self.root)
+            except OSError:
+                pass
+
+
+def _same_path(a: str, b: str) -> bool:
+    if storage.is_url(a) or storage.is_url(b):
+        return a.rstrip("/") == b.rstrip("/")
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _discard(path: str) -> None:
     """Deletes a directory so that a crash midway leaves no part of it under its name:
-    it is renamed to a temporary name first (which ``clear`` removes)."""
+    it is renamed to a temporary name first (which ``clear`` removes). On an object
+    store a checkpoint's ``_metadata`` is deleted first: what a crash leaves is no
+    checkpoint (and the next export of that id, or ``clear``, deletes it)."""
+    if storage.is_url(path):
+        try:
+            storage.remove(os.path.join(path, METADATA_FILE))
+        except FileNotFoundError:
+            pass
+        storage.rmtree(path)
+        return
     doomed = temporary_path(path)
     try:
         os.rename(path, doomed)
     except FileNotFoundError:
         return
-    shutil.rmtree(doomed, ignore_errors=True)
+    storage.rmtree(doomed)

@@ -18,14 +18,15 @@ so neither needs the range's state in memory at once. A frame is msgpack
 unpickled; a writer may pass its own ``encode``, and its reader its own ``decode``
 (the keyed state backends decide per state what may be pickled, see
 ``statebackends.base``).
+The root may be a local path or a URL (``checkpoint.storage``).
 Version ``v`` of key group ``g`` = the newest snapshot <= v covering g, then every
 changelog covering g after it, in version order.
 
 An ``incremental`` file is a snapshot too (it replaces the groups of its range),
 kept as a small manifest (``write_checked``): the writer's metadata plus the names of
 files in the range's ``shared/`` directory (a RocksDB backend's SST files, hard-linked
-there, so that consecutive snapshots share the files they have in common instead of
-copying them).
+there -- uploaded once, under their unique names, on an object store -- so that
+consecutive snapshots share the files they have in common instead of copying them).
 Only a backend that understands those files can restore it; ``read`` refuses it. A
 shared file is deleted once no manifest in its range directory names it.
 
@@ -42,10 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import quote, unquote
 
-from checkpoint.files import (
-    CorruptFileError, FramedFile, is_temporary_name, link_or_copy, read_checked, replacing,
-    write_checked, write_framed,
-)
+from checkpoint import storage
+from checkpoint.files import CorruptFileError, FramedFile, read_checked, write_checked, \
+    write_framed
+from checkpoint.storage import is_temporary_name
 from statebackends.serialization import deserialize_data, serialize_data
 
 
@@ -132,7 +133,7 @@ class StateStore:
     def operator_ids(self) -> List[str]:
         """Ids of all operators with stored state."""
         try:
-            names = os.listdir(self._state_dir)
+            names = storage.listdir(self._state_dir)
         except FileNotFoundError:
             return []
         return sorted(unquote(name) for name in names if not is_temporary_name(name))
@@ -141,7 +142,7 @@ class StateStore:
         """All files of an operator, in version order."""
         operator_dir = os.path.join(self._state_dir, _operator_dir_name(operator_id))
         try:
-            range_names = os.listdir(operator_dir)
+            range_names = storage.listdir(operator_dir)
         except FileNotFoundError:
             return []
         files = []
@@ -151,7 +152,7 @@ class StateStore:
                 continue
             key_group_range = (int(start), int(end))
             range_dir = os.path.join(operator_dir, range_name)
-            for file_name in os.listdir(range_dir):
+            for file_name in storage.listdir(range_dir):
                 version, _, kind = file_name.partition(".")
                 if kind in _KINDS and version.lstrip("-").isdigit():
                     files.append(StateFile(operator_id, key_group_range, int(version), kind,
@@ -192,11 +193,15 @@ class StateStore:
     def share_file(self, operator_id: str, key_group_range: KeyGroupRange,
                    source_path: str, name: str) -> None:
         """Puts an immutable file into the range's shared directory as ``name``: a hard
-        link (a copy across file systems). Call before the manifest naming it is written."""
-        shared_dir = self.shared_dir(operator_id, key_group_range)
-        os.makedirs(shared_dir, exist_ok=True)
-        with replacing(os.path.join(shared_dir, name)) as temporary:
-            link_or_copy(source_path, temporary)
+        link (a copy across file systems; an upload to an object store). Call before the
+        manifest naming it is written."""
+        target = os.path.join(self.shared_dir(operator_id, key_group_range), name)
+        if storage.is_url(target):
+            storage.copy(source_path, target)
+            return
+        storage.makedirs(os.path.dirname(target))
+        with storage.replacing(target) as temporary:
+            storage.copy(source_path, temporary)
 
     def write_incremental(self, operator_id: str, key_group_range: KeyGroupRange,
                           version: int, shared_files: Dict[str, str],
@@ -206,7 +211,7 @@ class StateStore:
         shared directory with ``share_file``."""
         shared_dir = self.shared_dir(operator_id, key_group_range)
         missing = [n for n in shared_files.values()
-                   if not os.path.exists(os.path.join(shared_dir, n))]
+                   if not storage.exists(os.path.join(shared_dir, n))]
         if missing:
             raise ValueError(f"operator {operator_id!r}: shared files {missing[:5]} of version "
                              f"{version} are not in {shared_dir}; call share_file() first")
@@ -224,7 +229,7 @@ class StateStore:
         self._remove(StateFile(operator_id, key_group_range, version, other,
                                self.path_of(operator_id, key_group_range, version, other))
                      for other in _KINDS if other != kind)
-        os.makedirs(self._range_dir(operator_id, key_group_range), exist_ok=True)
+        storage.makedirs(self._range_dir(operator_id, key_group_range))
         return self.path_of(operator_id, key_group_range, version, kind)
 
     # -- reading --------------------------------------------------------------
@@ -279,7 +284,7 @@ class StateStore:
                 framed.verify()
             return
         for path in self.read_incremental(state_file).shared_files.values():
-            if not os.path.exists(path):
+            if not storage.exists(path):
                 raise CorruptFileError(state_file.path, f"its shared file {path} is missing")
 
     def read_incremental(self, state_file: StateFile) -> StateFileContent:
@@ -345,7 +350,7 @@ class StateStore:
         manifest_ranges = set()
         for f in files:
             try:
-                os.remove(f.path)
+                storage.remove(f.path)
             except FileNotFoundError:
                 continue
             if f.kind == INCREMENTAL:
@@ -358,7 +363,7 @@ class StateStore:
         # shares its files and writes their manifest before it prunes.
         shared_dir = self.shared_dir(operator_id, key_group_range)
         try:
-            names = os.listdir(shared_dir)
+            names = storage.listdir(shared_dir)
         except FileNotFoundError:
             return
         in_use = set()
@@ -371,7 +376,7 @@ class StateStore:
         for name in names:
             if name not in in_use:
                 try:
-                    os.remove(os.path.join(shared_dir, name))
+                    storage.remove(os.path.join(shared_dir, name))
                 except FileNotFoundError:
                     pass
 

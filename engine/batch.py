@@ -38,6 +38,7 @@ class CompiledJob:
     factories: Dict[int, bytes]
     state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
+    storage_options: Dict[str, Dict[str, object]] = field(default_factory=dict)  # per scheme
 
 
 class DataChunk(NamedTuple):

@@ -4,10 +4,12 @@ import shutil
 import sys
 import uuid
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 from urllib.parse import quote
 
 import cloudpickle
+
+from checkpoint import storage
 
 from .graph import PlanError, Transformation, build_plan, reachable
 from .python_dependencies import PythonDependencies, check_requirements, staging_directory
@@ -31,6 +33,7 @@ class JobSettings:
     spark_conf: Dict[str, str] = field(default_factory=dict)
     spark_session: Optional[object] = None
     state_dir: Optional[str] = None  # checkpoint storage: <state_dir>/<job name>/
+    storage_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # per scheme
     job_parameters: Dict[str, str] = field(default_factory=dict)
     state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)
@@ -70,7 +73,7 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                 "open files, sockets or sessions; create those in open().") from e
     check_state_backend(settings.state_backend)
     return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend,
-                       dict(settings.state_backend_options))
+                       dict(settings.state_backend_options), dict(settings.storage_options))
 
 
 RELATIVE_EXECUTABLE = (
@@ -122,9 +125,26 @@ def same_interpreter(a: str, b: str) -> bool:
     return os.path.abspath(shutil.which(a) or a) == os.path.abspath(shutil.which(b) or b)
 
 
+def _check_storage(settings: JobSettings, transformations: Dict[int, Transformation]) -> None:
+    """A checkpoint directory on an object store must be reachable from here, and no sink
+    may stage its batches in it (staged sinks write local files under the job's
+    directory)."""
+    if settings.state_dir is None or not storage.is_url(settings.state_dir):
+        return
+    storage.configure(settings.storage_options)
+    storage.check_url(settings.state_dir)
+    for t in transformations.values():
+        if t.kind == "sink" and t.sink.stages_in_job_directory:
+            raise PlanError(
+                f"Sink '{t.name}' stages each batch in files under the job's checkpoint "
+                f"directory, which must then be a local or mounted path, not "
+                f"{settings.state_dir!r}: use a local 'state.checkpoints.dir' for this job.")
+
+
 def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunner:
     job = compile_job(sinks, settings)
     transformations = {t.id: t for t in reachable(sinks)}
+    _check_storage(settings, transformations)
     sources = {n: transformations[n].source for n in job.plan.nodes
                if transformations[n].kind == "source"}
     sinks = {n: SinkNode(job.plan.nodes[n].uid, transformations[n].sink.create_committer(),

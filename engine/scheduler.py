@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
+from checkpoint import storage
 from checkpoint.job_directory import JobDirectory, RestorePoint, export_checkpoint, \
     read_restore_point
 from checkpoint.metadata import CommitRecord, OperatorInfo
@@ -164,7 +165,8 @@ class JobRunner:
         self.tracker = self._new_tracker(MIN_WATERMARK)
         self.metrics = JobMetrics(plan, options.job_name, job.run_id)
         restore_path = options.checkpoints.restore_path
-        self._origin = None if restore_path is None else os.path.abspath(restore_path)
+        self._origin = None if restore_path is None or storage.is_url(restore_path) \
+            else os.path.abspath(restore_path)
         self.keyed_operators = {  # (and broadcast state, stored as one key group)
             state_id: OperatorInfo(node.name, node.parallelism, max_parallelism)
             for node in plan.nodes.values()
@@ -345,7 +347,7 @@ class JobRunner:
 
     def _start_reporters(self, reporters: List[MetricReporter], job_dir: Optional[str]) -> None:
         options = self.options.metrics
-        if job_dir is not None:
+        if job_dir is not None and not storage.is_url(job_dir):  # (appends to a local file)
             reporters.append(JsonLinesReporter(job_dir))
         if options.prometheus_ports is not None:
             reporters.append(PrometheusReporter(self.metrics.snapshot, options.prometheus_host,

@@ -33,7 +33,8 @@ import os
 import re
 from typing import Any, Callable, Iterable, List, NamedTuple, Optional
 
-from checkpoint.files import is_temporary_name, read_checked, write_checked
+from checkpoint.files import read_checked, write_checked
+from checkpoint.storage import is_temporary_name
 
 from .errors import RecordWriteError
 
@@ -99,7 +100,10 @@ class Committer:
 class Sink:
     """What a connector gives the engine (``engine_sink()`` of a ``sink_to`` argument).
     One copy lives in each subtask for the whole job (``open_subtask`` .. ``close_subtask``);
-    it creates a writer per batch."""
+    it creates a writer per batch. ``stages_in_job_directory``: its writers stage batches
+    in local files under the job's checkpoint directory (``WriterContext.staging_dir``)."""
+
+    stages_in_job_directory = False
 
     def open_subtask(self, runtime_context) -> None:
         """Task: the subtask starts (e.g. a SinkFunction's ``open``)."""

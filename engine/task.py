@@ -15,6 +15,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
+from checkpoint import storage
 from checkpoint.state_store import StateStore
 from statebackends.base import KeyedStateBackend
 from statebackends.keygroups import key_group_range_for_operator
@@ -90,6 +91,7 @@ class StageInstance:
         self.stage = stage
         self.partition = partition
         self.batch = batch
+        storage.configure(job.storage_options)  # (the job's checkpoint storage credentials)
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)

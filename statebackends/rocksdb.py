@@ -64,7 +64,7 @@ from rocksdict import (
     WriteBatch, WriteOptions,
 )
 
-from checkpoint.files import link_or_copy
+from checkpoint import storage
 from checkpoint.state_store import (
     CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore, check_file_name,
 )
@@ -307,7 +307,7 @@ def _materialize(content: StateFileContent, directory: str) -> None:
     """Lays out the database files of an incremental snapshot in ``directory``."""
     os.makedirs(directory)
     for local_name, path in content.shared_files.items():
-        link_or_copy(path, os.path.join(directory, local_name))
+        storage.copy(path, os.path.join(directory, local_name))
     for name, data in content.meta["db_files"].items():
         check_file_name(directory, name)  # (a name read from the snapshot's manifest)
         with open(os.path.join(directory, name), "wb") as f:

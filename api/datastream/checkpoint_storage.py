@@ -4,6 +4,8 @@ without one configured, a job checkpoints to a temporary directory removed when 
 from typing import Optional
 from urllib.parse import urlparse
 
+from checkpoint import storage
+
 __all__ = ['CheckpointStorage', 'JobManagerCheckpointStorage', 'FileSystemCheckpointStorage']
 
 
@@ -110,17 +112,18 @@ def _check_path(path) -> str:
 
 
 def local_path(uri) -> str:
-    """The local file system path of a directory given as a path or ``file://`` URI."""
+    """The local file system path of a directory given as a path or ``file://`` URI; a
+    URL of another file system (``s3://bucket/dir``, ``gs://``, ``abfs://``, ``hdfs://``)
+    as it is (``checkpoint.storage`` opens it with fsspec)."""
     if not isinstance(uri, str) or not uri:
         raise ValueError(f"A checkpoint or savepoint directory must be a non-empty string, "
                          f"got {uri!r}")
     parsed = urlparse(uri)
     if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
         return parsed.path
-    if parsed.scheme and uri.startswith(parsed.scheme + "://"):
-        # Workers read and write checkpoints with plain file I/O, so remote file systems
-        # must be mounted (e.g. NFS, s3fs) and given by their mount path.
-        raise ValueError(f"Directory {uri!r}: only local or mounted file system paths "
-                         f"(optionally as 'file://' URIs) are supported, not "
-                         f"'{parsed.scheme}://'")
+    if parsed.scheme == "file":
+        raise ValueError(f"Directory {uri!r}: a 'file://' URI names a local path "
+                         "('file:///dir' or 'file://localhost/dir')")
+    if storage.is_url(uri):
+        storage.check_url(uri)
     return uri

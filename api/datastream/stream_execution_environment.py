@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Dict, List, Optional
 
+from checkpoint import storage
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
 from engine.job import JobSettings, create_runner
 from engine.metric_reporters import parse_ports
@@ -374,6 +375,7 @@ class StreamExecutionEnvironment:
             spark_master=self._conf.get(SPARK_MASTER), spark_conf=spark_conf,
             spark_session=self._spark_session,
             state_dir=_absolute(checkpoint_directory(self._conf)),
+            storage_options=storage.options_from_configuration(self._conf),
             job_parameters=self._config.get_global_job_parameters(),
             state_backend=self._state_backend.engine_kind,
             state_backend_options=dict(self._state_backend.engine_options(), allow_pickled=(
@@ -661,7 +663,7 @@ def _check_uids(sinks: List[Transformation], config: ExecutionConfig) -> None:
 
 def _absolute(path: Optional[str]) -> Optional[str]:
     # Tasks may run in another working directory (a job's archives and cached files).
-    return None if path is None else os.path.abspath(path)
+    return path if path is None or storage.is_url(path) else os.path.abspath(path)
 
 
 def _parse_job_parameters(value: str) -> Dict[str, str]:

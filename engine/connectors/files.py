@@ -646,6 +646,8 @@ class TextFileSink(Sink):
     (``overwrite``) or fails the job. A crash during a commit may append a batch's lines
     twice when the job resumes: at least once, as Flink's ``write*`` methods."""
 
+    stages_in_job_directory = True
+
     def __init__(self, owner: str, path: str, encode: Callable[[Any], bytes], overwrite: bool):
         self.owner = owner
         self.path = path

@@ -187,6 +187,8 @@ class JdbcSink(Sink):
     """Runs ``sql`` for each record, filling its ``?`` parameters from ``to_fields(record)``
     (the record's field values, in order); exactly once per committed batch."""
 
+    stages_in_job_directory = True
+
     def __init__(self, sql: str, to_fields: Callable, database: Database, batch_size: int,
                  max_retries: int):
         self.sql = sql

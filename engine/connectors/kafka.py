@@ -636,6 +636,8 @@ class KafkaSink(Sink):
     """Writes records to Kafka; ``to_record(value)`` gives ``(topic, key bytes or None,
     value bytes)``; ``guarantee`` is "none", "at_least_once" or "exactly_once"."""
 
+    stages_in_job_directory = True
+
     def __init__(self, properties: Dict[str, str], to_record: Callable, guarantee: str,
                  transactional_id_prefix: str = "kafka-sink"):
         if guarantee not in ("none", "at_least_once", "exactly_once"):

@@ -2,9 +2,9 @@ import os
 
 import pytest
 
-from checkpoint.files import (
-    CorruptFileError, FramedFile, is_temporary_name, read_checked, write_checked, write_framed,
-)
+from checkpoint.files import CorruptFileError, FramedFile, read_checked, write_checked, \
+    write_framed
+from checkpoint.storage import is_temporary_name
 
 
 def test_round_trip_and_overwrite(tmp_path):
