@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
-from checkpoint.files import is_temporary_name, replacing
+from checkpoint.storage import is_temporary_name, replacing
 from checkpoint.job_directory import JobDirectory
 
 from .errors import JobExecutionException
