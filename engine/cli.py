@@ -27,6 +27,7 @@ from api.datastream.stream_execution_environment import (IGNORE_UNCLAIMED_STATE,
                                                          client_context)
 from engine.job_control import RUNNING, JobStatusRecord, error_line, find_jobs, read_status, \
     send_request, withdraw_request
+from engine.plan_picture import render_plan
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 
 PROGRAM = "spark-datastream"
@@ -69,9 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     epilog = "Arguments after -- are passed to the program as sys.argv[1:]."
     commands.add_parser("run", parents=[program], epilog=epilog,
                         help="run a job program (JOB.py [options] [-- job args])")
-    commands.add_parser("plan", parents=[program], epilog=epilog,
-                        help="print the execution plan (JSON) of a job program, without "
-                             "running it")
+    plan = commands.add_parser("plan", parents=[program], epilog=epilog,
+                               help="print the execution plan (JSON) of a job program, "
+                                    "without running it")
+    plan.add_argument("--picture", metavar="FILE",
+                      help="also draw the plan into FILE (.svg, .png, .pdf) with Graphviz")
     commands.add_parser("list", parents=[root], help="list running and recent jobs")
     control = argparse.ArgumentParser(add_help=False, parents=[root])
     control.add_argument("job_ref", metavar="JOB", help="job id or name")
@@ -167,6 +170,11 @@ def _plan(args) -> int:
         _run_program(args, plan_only=True)
     except ProgramAbortException as e:
         print(e.plan)
+        if args.picture:
+            try:
+                render_plan(e.plan, args.picture)
+            except RuntimeError as error:
+                raise CommandError(str(error)) from None
         return 0
     raise CommandError(f"{args.job} did not execute a job, so it has no plan")
 

@@ -209,6 +209,18 @@ def test_plan_prints_the_plan_without_running_the_job(tmp_path):
     assert not (tmp_path / "out").exists() and not (tmp_path / "checkpoints").exists()
 
 
+def test_plan_draws_the_readme_example_with_graphviz(tmp_path):
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                           "examples", "word_count.py")
+    picture = tmp_path / "plan.svg"
+    result = _cli("plan", example, "--picture", str(picture))
+    assert result.returncode == 0, result.stderr
+    svg = picture.read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for text in ("Source: Collection Source", "FlatMap", "Reduce", "Parallelism: 1", "HASH"):
+        assert text in svg, text
+
+
 SETTINGS_PROGRAM = """
 import sys
 from api.common import Configuration
