@@ -162,6 +162,7 @@ class JobRunner:
             stage.id: _SourceSplits(sources[stage.nodes[0]], stage.parallelism)
             for stage in plan.stages if stage.is_source}
         self.bounded = all(s.source.bounded for s in self.splits.values())
+        self._feeds_back = any(s.source.feeds_back for s in self.splits.values())
         self.tracker = self._new_tracker(MIN_WATERMARK)
         self.metrics = JobMetrics(plan, options.job_name, job.run_id)
         restore_path = options.checkpoints.restore_path
@@ -284,7 +285,10 @@ class JobRunner:
                 self._discover_splits()
                 ranges = {stage_id: splits.plan(max_records, now)
                           for stage_id, splits in self.splits.items()}
-                is_final = drain or all(s.finished for s in self.splits.values())
+                is_final = drain or (all(s.finished for s in self.splits.values()) and not (
+                    # a job that feeds records back ends with a batch without input, so
+                    # that nothing can be fed back after it
+                    self._feeds_back and any(r for rs in ranges.values() for r in rs)))
                 # Fixed before the batch runs, from what earlier batches saw; the last
                 # batch of bounded input ends with MAX_WATERMARK.
                 next_watermark = MAX_WATERMARK if is_final else self.tracker.advance(now)

@@ -45,6 +45,9 @@ class Source:
     timestamps) instead of values."""
     max_per_batch: Optional[int] = None
     """At most this many records of a split per batch (None: the job's batch size)."""
+    feeds_back: bool = False
+    """Whether the source reads what the job itself fed back (an iteration): the job then
+    ends with a batch in which no source read anything."""
     splits_change: bool = False
     """Whether ``splits()`` may list more splits later (asked before every batch). Such
     split ids are names independent of the parallelism, so a restore at another

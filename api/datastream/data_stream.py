@@ -204,6 +204,13 @@ class DataStream:
         from .split_stream import split
         return split(self, output_selector)
 
+    def iterate(self, max_wait_time_ms: int = 0) -> "IterativeStream":
+        """The head of an iteration: this stream merged with what
+        ``close_with(feedback_stream)`` feeds back, one micro-batch later (see
+        ``api.datastream.iterations``)."""
+        from .iterations import IterativeStream
+        return IterativeStream(self, max_wait_time_ms)
+
     def window_all(self, window_assigner) -> AllWindowedStream:
         """Cuts the whole (non-keyed) stream into windows; one subtask evaluates them all."""
         return AllWindowedStream(self, _checked_assigner(window_assigner))

@@ -31,6 +31,7 @@ from api.common.restart_strategy import RestartStrategyConfiguration
 from api.common.typeinfo import Types, TypeInformation
 from api.unavailable import check_available
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
+from .iterations import check_iterations
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
 from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
@@ -117,6 +118,7 @@ class StreamExecutionEnvironment:
         self._chaining = True
         self._sources_created = 0
         self._sinks: List[Transformation] = []
+        self._iterations: list = []  # IterativeStreams, checked when the job is built
         self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
         self._cached_files: List[CachedFile] = []
@@ -417,6 +419,8 @@ class StreamExecutionEnvironment:
     def _create_runner(self, sinks: List[Transformation], job_name: Optional[str],
                        progress: bool = True):
         settings = self._settings(sinks, job_name)
+        iterations, self._iterations = self._iterations, []
+        check_iterations(iterations, settings.state_dir, settings.restart)
         settings.metrics.progress = settings.metrics.progress and progress
         if _client_context is not None and _client_context.plan_only:
             raise ProgramAbortException(self._plan_json(sinks, settings))

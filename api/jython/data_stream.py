@@ -13,13 +13,6 @@ from api.datastream.windowed_stream import WindowedStream
 from .functions import (FilterFunction, FlatMapFunction, KeySelector, MapFunction,
                         ReduceFunction, WindowFunction, adapt)
 
-ITERATE_UNSUPPORTED = (
-    "iterate(): iterations (feedback edges) are not supported: a job here runs as an "
-    "acyclic chain of micro-batch stages, so a stream cannot flow back into an earlier "
-    "operator. Loop inside one function instead, e.g. a FlatMapFunction whose flatMap "
-    "applies the iteration body to a value until it leaves the loop, then collects it.")
-
-
 class PythonDataStream:
     """A stream of Python objects; transformations return new PythonDataStreams."""
 
@@ -72,9 +65,19 @@ class PythonDataStream:
         ``host:port``."""
         self.stream.write_to_socket(host, port, schema)
 
-    def iterate(self, max_wait_time_ms: Optional[int] = None):
-        """Not supported: fails at build time saying what to do instead."""
-        raise NotImplementedError(ITERATE_UNSUPPORTED)
+    def iterate(self, max_wait_time_ms: Optional[int] = None) -> "PythonIterativeStream":
+        """The head of an iteration; ``close_with(feedback)`` feeds records back to it (one
+        micro-batch later: see ``api.datastream.iterations``)."""
+        return PythonIterativeStream(self.stream.iterate(max_wait_time_ms or 0))
+
+
+class PythonIterativeStream(PythonDataStream):
+    """The head of an iteration, as the guide's ``iterate()`` returns it."""
+
+    def close_with(self, feedback: PythonDataStream) -> PythonDataStream:
+        """Feeds ``feedback``'s elements back to this head."""
+        self.stream.close_with(feedback.stream)
+        return feedback
 
 
 class PythonKeyedStream(PythonDataStream):

@@ -5,7 +5,7 @@ import threading
 import time
 
 import pytest
-from org.apache.flink.api.common.functions import MapFunction, ReduceFunction
+from org.apache.flink.api.common.functions import FilterFunction, MapFunction, ReduceFunction
 from org.apache.flink.api.common.serialization import SerializationSchema
 from org.apache.flink.api.java.functions import KeySelector
 from org.apache.flink.core.fs.FileSystem import WriteMode
@@ -198,10 +198,22 @@ def test_union_of_several_streams_and_with_itself():
     assert sorted(collect(one.union(one))) == [1, 1, 2, 2]
 
 
-def test_iterate_fails_at_build_time_saying_what_to_do():
+class MinusOne(MapFunction):
+    def map(self, value):
+        return value - 1
+
+
+class Positive(FilterFunction):
+    def filter(self, value):
+        return value > 0
+
+
+def test_iterate_feeds_records_back_until_they_leave_the_loop():
     env = local_env()
-    with pytest.raises(NotImplementedError, match=r"iterate\(\).*not supported.*Loop inside"):
-        env.from_elements(5).iterate(5000)
+    head = env.from_elements(3, 1).iterate(5000)
+    minus_one = head.map(MinusOne())
+    head.close_with(minus_one.filter(Positive()))
+    assert sorted(collect(minus_one)) == [0, 0, 1, 2]  # 3 -> 2 -> 1 -> 0 and 1 -> 0
 
 
 def test_set_parallelism_applies_to_operators_and_sinks(capsys):
