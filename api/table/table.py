@@ -90,8 +90,9 @@ class Table:
         print('(\n%s\n)' % ',\n'.join('  `%s` %s' % c for c in self._columns))
 
     def execute(self) -> 'TableResult':
-        """Computes the table; its rows come from ``collect()`` of the result."""
-        return TableResult(self._columns, self._rows())
+        """Computes the table; its rows come from ``collect()`` of the result (positional
+        Rows, ``<Row('a', 1)>``, as PyFlink's are)."""
+        return TableResult(self._columns, [Row(*row) for row in self._rows()])
 
     def execute_insert(self, table_path_or_descriptor, overwrite: bool = False):
         """Not available: tables have no connectors here (fails, saying what to use)."""
