@@ -124,9 +124,11 @@ def _rss_kb(pid: int) -> int:
 
 
 def _python_descendants(root: int) -> List[int]:
-    """Python processes under ``root`` (Spark's workers and their daemon)."""
+    """Python processes under ``root`` (Spark's workers and their daemon), and those of
+    their process groups (the subtask hosts, which their workers fork away)."""
     children: Dict[int, List[int]] = {}
     names: Dict[int, str] = {}
+    groups: Dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -137,15 +139,18 @@ def _python_descendants(root: int) -> List[int]:
             continue
         pid = int(entry)
         names[pid] = stat[stat.index("(") + 1:stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(pid)
+        fields = stat[stat.rindex(")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append(pid)
+        groups[pid] = int(fields[2])
     found, todo = [], list(children.get(root, []))
     while todo:
         pid = todo.pop()
         if names.get(pid, "").startswith("python"):
             found.append(pid)
         todo.extend(children.get(pid, []))
-    return found
+    found_groups = {groups[pid] for pid in found} - {groups.get(root)}
+    return sorted(set(found) | {pid for pid, group in groups.items()
+                                if group in found_groups and names[pid].startswith("python")})
 
 
 class PeakMemory:
