@@ -113,6 +113,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROGRAM}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `spark-datastream plan JOB.py | head`: the reader is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 # -- run and plan --------------------------------------------------------------------
