@@ -72,4 +72,16 @@ class GatheringSink(SinkFunction):
         return found
 
 
+def finished_lines(out_dir) -> list:
+    """The lines of a FileSink's finished files under ``out_dir`` (in-progress files are
+    hidden, '.'-prefixed); none if it does not exist."""
+    lines = []
+    for directory, _, names in os.walk(out_dir):
+        for name in sorted(names):
+            if not name.startswith("."):
+                with open(os.path.join(directory, name)) as f:
+                    lines.extend(f.read().splitlines())
+    return lines
+
+
 from tests.kafka_broker import kafka_broker  # noqa: E402,F401  (a session-scoped fixture)

@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from tests.checkpoint.crash_job import expected_lines
+from tests.conftest import finished_lines
 
 JOB = os.path.join(os.path.dirname(__file__), "crash_job.py")
 
@@ -20,16 +21,6 @@ def _start(tmp_path, *extra):
                              str(tmp_path / "out"), *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-
-def _finished_lines(out_dir):
-    """The lines of all finished files (in-progress files are hidden, '.'-prefixed)."""
-    lines = []
-    for directory, _, names in os.walk(out_dir):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name)) as f:
-                    lines.extend(f.read().splitlines())
-    return lines
 
 
 def _commits(tmp_path):
@@ -58,7 +49,7 @@ def test_driver_killed_repeatedly_gives_exactly_once_output(tmp_path, seed, back
     process = _start(tmp_path, "--backend", backend)
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr.decode()
-    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(expected_lines())
     # A finished job leaves no checkpoint state behind (only its status file); the sink
     # no pending files.
     assert os.listdir(tmp_path / "checkpoints" / "crash-job") == ["status.json"]
@@ -73,7 +64,7 @@ def test_spark_retries_a_failed_task_without_applying_state_twice(tmp_path):
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert marker.exists()  # the first attempt did fail
-    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(expected_lines())
 
 
 def test_driver_killed_on_spark_resumes_exactly_once(tmp_path):
@@ -83,4 +74,4 @@ def test_driver_killed_on_spark_resumes_exactly_once(tmp_path):
     process = _start(tmp_path, *spark)
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr.decode()[-3000:]
-    assert Counter(_finished_lines(tmp_path / "out")) == Counter(expected_lines())
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(expected_lines())

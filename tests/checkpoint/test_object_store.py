@@ -2,7 +2,6 @@
 S3-compatible server: moto's ThreadedMotoServer, a real S3 HTTP endpoint started in
 the test process (MinIO, the usual choice, has no PyPI package). The bucket keeps
 every version of every object, so the tests see each write, not only what is left."""
-import os
 import uuid
 from collections import Counter
 
@@ -13,7 +12,7 @@ from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileS
 from api.datastream.functions import KeyedProcessFunction, RuntimeContext
 from api.datastream.state import ValueStateDescriptor
 from engine.graph import PlanError
-from tests.conftest import make_env
+from tests.conftest import finished_lines, make_env
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -84,14 +83,6 @@ def _build(env, out):
                  .build()))
 
 
-def _lines(out):
-    lines = []
-    for name in os.listdir(out) if os.path.exists(out) else []:
-        if not name.startswith("."):
-            with open(os.path.join(out, name)) as f:
-                lines.extend(f.read().splitlines())
-    return lines
-
 
 def _versions(client, bucket_name, prefix=""):
     """key -> [(last modified, is a delete marker)] of every write and delete ever."""
@@ -138,7 +129,7 @@ def test_a_keyed_job_on_s3_stops_with_a_savepoint_and_restores_at_another_parall
     out = tmp_path / "out"
     path = _stop_with_savepoint("local", conf, out)
     assert path.startswith(f"s3://{bucket_name}/savepoints/savepoint-")
-    first = _lines(out)
+    first = finished_lines(out)
     assert first and len(first) < RECORDS  # stopped early: the rest is still to come
     _check_written_once_with_metadata_last(client, bucket_name, path)
     stored = list(_versions(client, bucket_name, path.split("/", 3)[3]))
@@ -152,7 +143,7 @@ def test_a_keyed_job_on_s3_stops_with_a_savepoint_and_restores_at_another_parall
                    **conf, **{"execution.savepoint.path": path})
     _build(env, out)
     env.execute("counting")
-    assert Counter(_lines(out)) == Counter(_expected_lines())
+    assert Counter(finished_lines(out)) == Counter(_expected_lines())
     # A finished job deletes its directory; the savepoint stays.
     live = client.list_objects_v2(Bucket=bucket_name, Prefix="jobs/").get("KeyCount")
     assert live == 0
@@ -178,12 +169,12 @@ def test_spark_workers_write_state_to_s3_and_a_local_run_restores_it(
     out = tmp_path / "out"
     path = _stop_with_savepoint("spark", conf, out)
     _check_written_once_with_metadata_last(client, bucket_name, path)
-    assert 0 < len(_lines(out)) < RECORDS
+    assert 0 < len(finished_lines(out)) < RECORDS
     env = make_env("local", parallelism=3, micro_batch_size=20, **conf,
                    **{"execution.savepoint.path": path})
     _build(env, out)
     env.execute("counting")
-    assert Counter(_lines(out)) == Counter(_expected_lines())
+    assert Counter(finished_lines(out)) == Counter(_expected_lines())
 
 
 def test_an_interrupted_checkpoint_on_s3_is_no_checkpoint_and_is_replaced(s3_endpoint, bucket):

@@ -19,7 +19,7 @@ from api.common.time import Time
 from checkpoint.metadata import IncompatibleCheckpointError
 from engine.state_reader import read_keyed_state
 from engine.errors import JobExecutionException
-from tests.conftest import make_env
+from tests.conftest import finished_lines, make_env
 
 RECORDS = 400
 KEYS = 6
@@ -81,14 +81,6 @@ def _build(env, out, counter_uid="counts", first_map=None, counter=None):
                  .build()))
 
 
-def _lines(out):
-    lines = []
-    for name in os.listdir(out) if os.path.exists(out) else []:
-        if not name.startswith("."):
-            with open(os.path.join(out, name)) as f:
-                lines.extend(f.read().splitlines())
-    return lines
-
 
 def _stopped_with_savepoint(tmp_path, out, counter=None, **conf):
     """Runs the job until its first batch commits, stops it with a savepoint; the path."""
@@ -115,13 +107,13 @@ def test_stop_with_savepoint_then_restore_at_another_parallelism(tmp_path, resto
     assert os.path.dirname(path) == str(tmp_path / "savepoints")
     stored = [name for _, _, names in os.walk(path) for name in names]
     assert any(n.endswith(".incremental") for n in stored) == (backend == "rocksdb-incremental")
-    first = _lines(out)
+    first = finished_lines(out)
     assert first and len(first) < RECORDS  # stopped early: the rest is still to come
     env = _env(tmp_path, parallelism=restore_parallelism,
                **{"execution.savepoint.path": path}, **BACKENDS[backend])
     _build(env, out)
     env.execute("counting")
-    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+    assert Counter(finished_lines(out)) == Counter(_count_lines(_events()))
 
 
 def test_trigger_savepoint_lets_the_job_go_on_and_captures_its_state(tmp_path):
@@ -131,7 +123,7 @@ def test_trigger_savepoint_lets_the_job_go_on_and_captures_its_state(tmp_path):
     path = client.trigger_savepoint(str(tmp_path / "mine")).result(timeout=60)
     client.get_job_execution_result().result(timeout=60)
     assert client.get_job_status().result().name == "FINISHED"
-    assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
     # The savepoint holds the counts after the first batch, offline and on restore.
     counts = {row.key: row.value for row in read_keyed_state(path, "counts", "count")}
     expected_counts = Counter(key for key, _ in _events()[:sum(counts.values())])
@@ -139,7 +131,7 @@ def test_trigger_savepoint_lets_the_job_go_on_and_captures_its_state(tmp_path):
     env = _env(tmp_path, parallelism=3, **{"execution.savepoint.path": path})
     _build(env, tmp_path / "again")
     env.execute("counting")
-    restored = _lines(tmp_path / "again")
+    restored = finished_lines(tmp_path / "again")
     assert Counter(restored) == Counter(_count_lines(_events())[sum(counts.values()):])
 
 
@@ -153,8 +145,8 @@ def test_restoring_into_a_job_without_the_operator_fails_unless_allowed(tmp_path
                             "execution.savepoint.ignore-unclaimed-state": "true"})
     _build(env, tmp_path / "other", counter_uid="renamed")
     env.execute("counting")  # counts start afresh for the records after the savepoint
-    assert Counter(_lines(tmp_path / "other")) == Counter(
-        _count_lines(_events()[len(_lines(tmp_path / "out")):]))
+    assert Counter(finished_lines(tmp_path / "other")) == Counter(
+        _count_lines(_events()[len(finished_lines(tmp_path / "out")):]))
 
 
 def test_changing_max_parallelism_is_refused_with_a_clear_error(tmp_path):
@@ -213,7 +205,7 @@ def test_stop_with_savepoint_and_drain_fires_pending_windows(tmp_path, drain):
     client = env.execute_async("windows")
     client.stop_with_savepoint(drain).result(timeout=60)
     client.get_job_execution_result().result(timeout=60)
-    lines = Counter(_lines(tmp_path / "out"))
+    lines = Counter(finished_lines(tmp_path / "out"))
     # One window holds everything: only draining (MAX_WATERMARK) fires it, over the records
     # of the batches before the stop (the first, or a few more on a busy machine).
     if not drain:
@@ -257,13 +249,13 @@ def test_a_failed_job_keeps_its_state_and_the_next_run_resumes(tmp_path):
     _build(env, tmp_path / "out", first_map=FailWhileBroken(str(broken)))
     with pytest.raises(JobExecutionException, match="bad record"):
         env.execute("counting")
-    committed = _lines(tmp_path / "out")
+    committed = finished_lines(tmp_path / "out")
     assert len(committed) == 240  # the batches before the failing one
     broken.unlink()  # the input is fixed; the job runs again and resumes
     env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints)})
     _build(env, tmp_path / "out", first_map=FailWhileBroken(str(broken)))
     env.execute("counting")
-    assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
 
 
 class CountInList(KeyedProcessFunction):
@@ -316,7 +308,7 @@ def test_a_run_restored_from_a_savepoint_that_fails_resumes_from_its_own_progres
         run()
     broken.unlink()
     run()  # same configuration, savepoint path included: goes on after the failure
-    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+    assert Counter(finished_lines(out)) == Counter(_count_lines(_events()))
 
 
 class CountWithTtl(Count):
@@ -364,7 +356,7 @@ def test_checkpoint_storage_set_through_the_api_is_where_a_failed_job_resumes(tm
     assert (tmp_path / "storage" / "counting" / "metadata").is_dir()
     broken.unlink()
     run()
-    assert Counter(_lines(out)) == Counter(_count_lines(_events()))
+    assert Counter(finished_lines(out)) == Counter(_count_lines(_events()))
     assert os.listdir(tmp_path / "storage" / "counting") == ["status.json"]
 
 
@@ -373,7 +365,7 @@ def test_offline_state_with_time_to_live_reads_plain_values(tmp_path, backend):
     path = _stopped_with_savepoint(tmp_path, tmp_path / "out", counter=CountWithTtl(),
                                    **BACKENDS[backend])
     counts = {row.key: row.value for row in read_keyed_state(path, "counts", "count")}
-    processed = len(_lines(tmp_path / "out"))
+    processed = len(finished_lines(tmp_path / "out"))
     assert counts == dict(Counter(key for key, _ in _events()[:processed]))
 
 
@@ -388,7 +380,7 @@ def test_failed_checkpoints_fail_the_job_beyond_the_tolerable_number(tmp_path, t
     _build(env, tmp_path / "out")
     if tolerable:
         env.execute("counting")  # checkpoint 1 fails, the job goes on
-        assert Counter(_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
+        assert Counter(finished_lines(tmp_path / "out")) == Counter(_count_lines(_events()))
     else:
         with pytest.raises(JobExecutionException, match="tolerable failure threshold"):
             env.execute("counting")

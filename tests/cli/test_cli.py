@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from engine.job_control import read_status
+from tests.conftest import finished_lines
 
 JOB = os.path.join(os.path.dirname(__file__), "stream_job.py")
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "spark-datastream")
@@ -52,16 +53,6 @@ def _ended(process, timeout=120):
     return process.returncode, out, err
 
 
-def _lines(out_dir):
-    """The lines of the sink's finished files (in-progress files are '.'-prefixed)."""
-    lines = []
-    for directory, _, names in os.walk(out_dir):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name)) as f:
-                    lines.extend(f.read().splitlines())
-    return lines
-
 
 def _table(output):
     """``list``'s rows as dicts by column header."""
@@ -79,7 +70,7 @@ def _failure_free_lines(tmp_path, count):
     result = _cli("run", JOB, *LOCAL, "--checkpoint-dir", str(tmp_path / "ff-checkpoints"),
                   "--", str(out), "--count", str(count), "--rate", "100000")
     assert result.returncode == 0, result.stderr
-    return _lines(out)
+    return finished_lines(out)
 
 
 def test_stop_with_savepoint_restart_and_cancel_on_local_spark(tmp_path):
@@ -105,7 +96,7 @@ def test_stop_with_savepoint_restart_and_cancel_on_local_spark(tmp_path):
     returncode, _, err = _ended(first)
     assert returncode == 0, err[-3000:]
     assert read_status(_job_dir(checkpoints)).status == "stopped"
-    lines_before_restart = len(_lines(out))
+    lines_before_restart = len(finished_lines(out))
 
     # restart from the stop's savepoint, at another parallelism of the sums
     second = _start(checkpoints, out, "--master", "local[2]", "--parallelism", "3",
@@ -120,7 +111,7 @@ def test_stop_with_savepoint_restart_and_cancel_on_local_spark(tmp_path):
     rows = _table(_cli("list", "--checkpoint-dir", str(checkpoints)).stdout)
     assert [(r["id"], r["status"]) for r in rows] == [(restarted.id, "cancelled")]
 
-    lines = _lines(out)
+    lines = finished_lines(out)
     assert len(lines) > lines_before_restart  # the restarted job went on
     assert Counter(lines) == Counter(_failure_free_lines(tmp_path, len(lines)))
 
@@ -130,7 +121,7 @@ def test_run_of_a_bounded_job_finishes_and_list_shows_it(tmp_path):
     result = _cli("run", JOB, *LOCAL, "--checkpoint-dir", str(checkpoints), "-p", "2",
                   "--", str(tmp_path / "out"), "--count", "40", "--rate", "100000")
     assert result.returncode == 0, result.stderr
-    assert len(_lines(tmp_path / "out")) == 40
+    assert len(finished_lines(tmp_path / "out")) == 40
     status = read_status(_job_dir(checkpoints))
     # a finished job's state is gone; its status stays for ``list``
     assert os.listdir(_job_dir(checkpoints)) == ["status.json"]
@@ -196,7 +187,7 @@ def test_a_job_whose_driver_died_is_lost(tmp_path):
     rerun = _cli("run", JOB, *LOCAL, "--checkpoint-dir", str(checkpoints),
                  "--", str(tmp_path / "out"), "--count", "300", "--rate", "100000")
     assert rerun.returncode == 0, rerun.stderr
-    assert Counter(_lines(tmp_path / "out")) == Counter(_failure_free_lines(tmp_path, 300))
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(_failure_free_lines(tmp_path, 300))
 
 
 def test_plan_prints_the_plan_without_running_the_job(tmp_path):

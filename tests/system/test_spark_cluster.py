@@ -13,6 +13,7 @@ import pytest
 
 from tests.system import cluster_job
 from tests.system.crash import ROOT
+from tests.conftest import finished_lines
 
 WORKERS = 2
 
@@ -91,14 +92,6 @@ def _run(*args) -> str:
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
 
 
-def _lines(out) -> list:
-    lines = []
-    for name in os.listdir(out) if os.path.exists(out) else []:
-        if not name.startswith("."):
-            with open(os.path.join(out, name)) as f:
-                lines.extend(f.read().splitlines())
-    return lines
-
 
 def _expected() -> Counter:
     counts, lines = Counter(), Counter()
@@ -114,10 +107,10 @@ def test_stop_with_savepoint_and_restore_at_another_parallelism_on_a_cluster(
     out = tmp_path / "out"
     savepoint = _run(spark_cluster, out, tmp_path, 2, "stop")
     assert os.path.isdir(savepoint), savepoint
-    first = _lines(out)
+    first = finished_lines(out)
     assert first and len(first) < cluster_job.RECORDS  # stopped mid-job
     _run(spark_cluster, out, tmp_path, 3, "restore", savepoint)
-    assert Counter(_lines(out)) == _expected()
+    assert Counter(finished_lines(out)) == _expected()
     # Each subtask of the map opened once per run: it stayed in one process (its host).
     for mode, parallelism in (("stop", 2), ("restore", 3)):
         opened = [name.split("-")[0] for name in os.listdir(tmp_path / f"opened-{mode}")]

@@ -18,7 +18,7 @@ from api.datastream.formats.parquet import ParquetBulkWriters
 from api.datastream.functions import MapFunction
 from engine.connectors import files
 from engine.errors import JobExecutionException
-from tests.conftest import make_env
+from tests.conftest import finished_lines, make_env
 
 
 def write_inputs(directory) -> list:
@@ -42,15 +42,6 @@ def text_files(*paths, interval=None) -> FileSource:
         builder.monitor_continuously(interval)
     return builder.build()
 
-
-def finished_lines(out_dir) -> list:
-    lines = []
-    for directory, _, names in os.walk(out_dir):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name)) as f:
-                    lines.extend(f.read().splitlines())
-    return lines
 
 
 def row_sink(out_dir) -> FileSink:
