@@ -9,9 +9,8 @@ import pytest
 
 from api.common import Types
 from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
-from api.datastream.functions import KeyedProcessFunction, RuntimeContext
-from api.datastream.state import ValueStateDescriptor
 from engine.graph import PlanError
+from tests.checkpoint.test_savepoints import Count, _count_lines
 from tests.conftest import finished_lines, make_env
 
 moto_server = pytest.importorskip("moto.server")
@@ -52,26 +51,8 @@ def _s3_conf(s3_endpoint, bucket_name):
             "s3.secret-key": "test-secret", "s3.path.style.access": "true"}
 
 
-class Count(KeyedProcessFunction):
-    def open(self, runtime_context: RuntimeContext):
-        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
-
-    def process_element(self, value, ctx):
-        self.count.update((self.count.value() or 0) + 1)
-        yield f"{value[0]},{self.count.value()}"
-
-
 def _events():
     return [(f"k{i % KEYS}", i) for i in range(RECORDS)]
-
-
-def _expected_lines():
-    counts = Counter()
-    lines = []
-    for key, _ in _events():
-        counts[key] += 1
-        lines.append(f"{key},{counts[key]}")
-    return lines
 
 
 def _build(env, out):
@@ -143,7 +124,7 @@ def test_a_keyed_job_on_s3_stops_with_a_savepoint_and_restores_at_another_parall
                    **conf, **{"execution.savepoint.path": path})
     _build(env, out)
     env.execute("counting")
-    assert Counter(finished_lines(out)) == Counter(_expected_lines())
+    assert Counter(finished_lines(out)) == Counter(_count_lines(_events()))
     # A finished job deletes its directory; the savepoint stays.
     live = client.list_objects_v2(Bucket=bucket_name, Prefix="jobs/").get("KeyCount")
     assert live == 0
@@ -174,7 +155,7 @@ def test_spark_workers_write_state_to_s3_and_a_local_run_restores_it(
                    **{"execution.savepoint.path": path})
     _build(env, out)
     env.execute("counting")
-    assert Counter(finished_lines(out)) == Counter(_expected_lines())
+    assert Counter(finished_lines(out)) == Counter(_count_lines(_events()))
 
 
 def test_an_interrupted_checkpoint_on_s3_is_no_checkpoint_and_is_replaced(s3_endpoint, bucket):
