@@ -17,9 +17,11 @@ add up to slightly more than an untimed run.
 import argparse
 import collections
 import importlib
+import pickle
 import time
+import types
 
-from engine import routing, task
+from engine import exchange, routing
 from engine.operators.base import Operator
 
 from .run import WARM_UP_N, parse_args, start_session
@@ -73,9 +75,9 @@ def instrument(own: OwnTime) -> None:
     def timed_route(self, *args):
         return own.wrap("routing (with key selector)", make_route(self, *args))
     routing.Router._make_route = timed_route
-    task._pickled = own.wrap("pickling chunks", task._pickled)
-    if hasattr(task, "_unpickled"):  # (before 2026-11-24 unpickling counted in "the rest")
-        task._unpickled = own.wrap("unpickling chunks", task._unpickled)
+    exchange.pickled_piece = own.wrap("pickling chunks", exchange.pickled_piece)
+    exchange.pickle = types.SimpleNamespace(  # the pickle module, with a timed loads
+        **{**vars(pickle), "loads": own.wrap("unpickling chunks", pickle.loads)})
 
 
 def _label(cls) -> str:

@@ -8,7 +8,7 @@ the next stage (the executor moves it, the driver never sees it), and
 plain tuple.
 """
 from dataclasses import dataclass, field
-from typing import Any, Dict, NamedTuple, Tuple, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from .graph import JobPlan
 from .time.watermarks import MIN_WATERMARK
@@ -28,6 +28,9 @@ class BatchInfo:
     input_watermark: int = MIN_WATERMARK  # what the batch's records see
     watermark: int = MIN_WATERMARK        # what the batch advances to after its records
     job_name: str = ""
+    # Where chunks for the next stage are left as files instead of travelling through
+    # the executor's shuffle (Spark with a local master: every task shares this disk).
+    exchange_dir: Optional[str] = None
 
 
 @dataclass
@@ -41,13 +44,18 @@ class CompiledJob:
     storage_options: Dict[str, Dict[str, object]] = field(default_factory=dict)  # per scheme
 
 
+class ExchangeFile(NamedTuple):
+    """A chunk's pickled records left in a file of the batch's ``exchange_dir``."""
+    path: str
+
+
 class DataChunk(NamedTuple):
     """Records crossing ``edge`` from subtask ``source`` to subtask ``target``: one pickled
-    list per (edge, source, target) and batch."""
+    list per (edge, source, target) and batch, as bytes or in an ``ExchangeFile``."""
     edge: int
     source: int
     target: int
-    payload: bytes
+    payload: Union[bytes, ExchangeFile]
 
 
 class SinkCommittable(NamedTuple):

@@ -8,7 +8,6 @@ Flink. State never depends on it: a task that finds no instance, or one whose
 state is not at the batch's base version, rebuilds it from the state directory.
 """
 import gc
-import io
 import pickle
 import zlib
 from collections import OrderedDict
@@ -23,6 +22,7 @@ from statebackends.ttl import cleanup_expired_state
 
 from .batch import BatchInfo, CompiledJob, DataChunk, MetricReport, TaskFailure
 from .errors import OperatorError
+from .exchange import payload_of, records_of
 from .graph import Stage
 from .metrics import OperatorMetrics
 from .operators.base import is_pickled
@@ -209,7 +209,9 @@ class StageInstance:
             # Broadcast side first, then input 0, then input 1; from each, the upstream
             # subtasks in order: the same order on every subtask and every run.
             for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
-                entry[chunk.edge](_unpickled(chunk.payload))
+                process = entry[chunk.edge]
+                for records in records_of(chunk.payload):
+                    process(records)
         self.current_watermark = batch.watermark
         operators = [self.operators[n] for n in self.stage.nodes]
         flush = batch.is_final and batch.batch_mode
@@ -226,8 +228,9 @@ class StageInstance:
             for op in operators:
                 op.close()
         for edge_id, router in self.routers.items():
-            for target, chunk in router.take_chunks():
-                yield DataChunk(edge_id, self.partition, target, _pickled(router.name, chunk))
+            for target, pieces in router.take_pieces():
+                yield DataChunk(edge_id, self.partition, target, payload_of(
+                    pieces, batch.exchange_dir, f"{edge_id}-{self.partition}-{target}"))
         yield from results
 
     def _metric_reports(self) -> List[MetricReport]:
@@ -237,43 +240,6 @@ class StageInstance:
                                        pending_timers=self.timers.count() if n == keyed
                                        else None)
                 for n in self.stage.nodes]
-
-
-def _pickled(operator: str, chunk: list) -> bytes:
-    """Pickles a chunk once, here: Spark's filter and shuffle then move bytes only."""
-    try:
-        try:
-            return _pickled_without_memo(chunk)
-        except ValueError:  # a record refers to itself: it needs the memo
-            return pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
-    except Exception as e:
-        bad = next((r for r in chunk if not _picklable(r)), chunk[0])
-        cause = TypeError(f"the record cannot be pickled to reach the next stage: {e}")
-        raise OperatorError.wrap(operator, bad, cause) from None
-
-
-def _unpickled(payload: bytes) -> list:
-    return pickle.loads(payload)
-
-
-def _pickled_without_memo(chunk: list) -> bytes:
-    """The pickler's "fast" mode: no memo of the objects written. Records are trees of
-    small objects, whose memo entries made up most of the pickling time (~6x faster
-    without); a shared object is written once per reference (a shuffle does not keep
-    identity: Flink's serializers do not either). A cycle raises ValueError."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
-    pickler.fast = True
-    pickler.dump(chunk)
-    return buffer.getvalue()
-
-
-def _picklable(record) -> bool:
-    try:
-        pickle.dumps(record, pickle.HIGHEST_PROTOCOL)
-        return True
-    except Exception:
-        return False
 
 
 def _fan_out(targets: List[Callable]) -> Callable:

@@ -6,6 +6,7 @@ partition index. A stage's results for the driver travel with its chunks to its
 first downstream stage, so the driver collects the last stages only; a stage feeding
 several stages is persisted for the batch, so that it runs once.
 """
+import dataclasses
 import functools
 import itertools
 import logging
@@ -23,7 +24,7 @@ from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from ..python_dependencies import Bundle, restore_working_directory
 from ..task import run_task
 from .base import Executor
-from .task_host import hosts_supported, remove_run, run_hosted
+from .task_host import hosts_supported, remove_run, run_directory, run_hosted
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
@@ -216,6 +217,20 @@ class SparkExecutor(Executor):
         self._broadcast = self.sc.broadcast((self._bundle, cloudpickle.dumps(job)))
 
     def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
+        if not self.shares_driver_disk or len(self.job.plan.stages) == 1:
+            return self._run_stages(batch, source_ranges)
+        # Chunks between stages go through files on this machine's disk (its page cache),
+        # not through Spark's shuffle, which then moves their names only.
+        exchange_dir = os.path.join(run_directory(self.job.run_id), "exchange",
+                                    str(batch.batch_id))
+        os.makedirs(exchange_dir, mode=0o700, exist_ok=True)
+        try:
+            return self._run_stages(dataclasses.replace(batch, exchange_dir=exchange_dir),
+                                    source_ranges)
+        finally:
+            shutil.rmtree(exchange_dir, ignore_errors=True)
+
+    def _run_stages(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         from pyspark import StorageLevel
         sc, job = self.sc, self.job
         plan = job.plan

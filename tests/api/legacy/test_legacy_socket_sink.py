@@ -28,8 +28,8 @@ class Server:
             except OSError:  # closed
                 return
             reader = threading.Thread(target=self._read, args=(connection,), daemon=True)
+            reader.start()  # before close() may join it
             self.readers.append(reader)
-            reader.start()
 
     def _read(self, connection):
         data = b""
