@@ -62,9 +62,12 @@ def remove_run(run_id: str) -> None:
 def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                batch: BatchInfo, inputs: Iterable) -> List:
     """``engine.task.run_task`` in the subtask's host (started here if there is none);
-    returns its results."""
-    request = pickle.dumps((batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
+    returns its results. A subtask without a host whose batch is the job's last runs
+    here: it needs no process that outlives the batch (e.g. a job of one batch)."""
     path = _socket_path(run_id, stage_id, partition)
+    if batch.is_final and not os.path.exists(path):
+        return list(task.run_task(load_job, run_id, stage_id, partition, batch, inputs))
+    request = pickle.dumps((batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
     for attempt in range(CONNECTION_ATTEMPTS):
         try:
             reply = _ask(path, request, load_job, run_id, stage_id, partition)

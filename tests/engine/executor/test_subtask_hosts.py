@@ -92,6 +92,17 @@ def test_no_host_is_left_after_the_job(spark):
         time.sleep(0.05)
 
 
+def test_a_job_of_one_batch_runs_in_the_spark_workers_without_hosts(spark):
+    env = make_env("spark", parallelism=2)
+    pids = PidSink()
+    env.from_collection(list(range(N))).map(lambda x: os.getpid()).add_sink(pids)
+    env.execute("one batch")
+    workers = set(pids.values())
+    assert len(workers) == 2 and os.getpid() not in workers
+    time.sleep(2.5)  # a host would have ended by now (it checks its socket every second)
+    assert all(_running(pid) for pid in workers)  # Spark's Python workers, kept for reuse
+
+
 class PidSink(SinkFunction):
     """Notes the values it receives in files of a directory."""
 
