@@ -18,11 +18,16 @@ class MapOperator(UdfOperator):
     def process_chunk(self, records):
         f = self._map
         out = []
-        emit = self.cursor.collector(out)
         record = None
         try:
-            for record in self.cursor.records(records):
-                emit(f(record))
+            if self.cursor.stamped:  # the common timed case, without a generator
+                append = out.append
+                for timestamp, record in records:
+                    append((timestamp, f(record)))
+            else:
+                emit = self.cursor.collector(out)
+                for record in self.cursor.records(records):
+                    emit(f(record))
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self.output(out)
@@ -67,11 +72,20 @@ class _ManyOutputsOperator(UdfOperator):
         emit = self._collector(out, cursor=cursor)
         record = None
         try:
-            for record in cursor.records(records):
-                results = call(record)
-                if results is not None:
-                    for result in results:
-                        emit(result)
+            if cursor.keyed_stamped:  # the common keyed case, without a generator
+                set_key = cursor.set_key
+                for key, (cursor.timestamp, record) in records:
+                    set_key(key)
+                    results = call(record)
+                    if results is not None:
+                        for result in results:
+                            emit(result)
+            else:
+                for record in cursor.records(records):
+                    results = call(record)
+                    if results is not None:
+                        for result in results:
+                            emit(result)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self._flush(out)
