@@ -22,9 +22,14 @@ class ReduceOperator(UdfOperator):
     def process_chunk(self, pairs):
         """Reduces a chunk of (key, record) pairs straight on the state table."""
         table, dirty, reduce, backend = self._table, self._dirty, self._reduce, self._backend
+        cursor = self.cursor
         out = []
-        emit = self.cursor.collector(out) if self._emit_each else None
-        for record in self.cursor.records(pairs):
+        emit = cursor.collector(out) if self._emit_each else None
+        set_key, stamped = backend.set_current_key, cursor.keyed_stamped
+        for key, record in pairs:  # (no generator: this loop is the operator's cost)
+            if stamped:
+                cursor.timestamp, record = record
+            set_key(key)
             slot = backend.current_slot
             accumulated = table.get(slot)
             if accumulated is None:
