@@ -17,11 +17,9 @@ add up to slightly more than an untimed run.
 import argparse
 import collections
 import importlib
-import pickle
 import time
-import types
 
-from engine import exchange, routing
+from engine import routing, task
 from engine.operators.base import Operator
 
 from .run import WARM_UP_N, parse_args, start_session
@@ -75,9 +73,8 @@ def instrument(own: OwnTime) -> None:
     def timed_route(self, *args):
         return own.wrap("routing (with key selector)", make_route(self, *args))
     routing.Router._make_route = timed_route
-    exchange.pickled_piece = own.wrap("pickling chunks", exchange.pickled_piece)
-    exchange.pickle = types.SimpleNamespace(  # the pickle module, with a timed loads
-        **{**vars(pickle), "loads": own.wrap("unpickling chunks", pickle.loads)})
+    task.pickled = own.wrap("pickling chunks", task.pickled)
+    task.records_of = own.wrap("unpickling chunks", task.records_of)
 
 
 def _label(cls) -> str:

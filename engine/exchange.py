@@ -1,63 +1,51 @@
 """How records cross from one stage to the next: the payload of a ``DataChunk``.
 
-A router pickles a target's records as they come, a piece each time ``PIECE_RECORDS`` or
-more are waiting (while they are still in the processor's cache), and a payload is the
-pieces one after the other, each preceded by its length. The receiving task unpickles and
-processes one piece at a time. On Spark with a local master the payload is left in a
-file (``ExchangeFile``) and only the file's name travels through Spark's shuffle.
+A task pickles the records it routed to each target after the batch, once; the
+payload is those bytes, or on Spark with a local master the file that holds them
+(``ExchangeFile``), whose name alone then travels through Spark's shuffle.
 """
 import io
 import os
 import pickle
-import struct
-from typing import Iterator, List, Union
+from typing import Optional
 
 from .batch import ExchangeFile
 from .errors import OperatorError
 
-PIECE_RECORDS = 4096  # records waiting for a target before they are pickled
-_LENGTH = struct.Struct("<I")
 
-
-def pickled_piece(operator: str, records: list) -> bytes:
-    """One piece of a payload: ``records`` pickled, after their length."""
+def pickled(operator: str, records: list) -> bytes:
+    """Pickles a chunk once, here: Spark's filter and shuffle then move bytes only."""
     try:
         try:
-            body = _pickled_without_memo(records)
+            return _pickled_without_memo(records)
         except ValueError:  # a record refers to itself: it needs the memo
-            body = pickle.dumps(records, pickle.HIGHEST_PROTOCOL)
+            return pickle.dumps(records, pickle.HIGHEST_PROTOCOL)
     except Exception as e:
         bad = next((r for r in records if not _picklable(r)), records[0])
         cause = TypeError(f"the record cannot be pickled to reach the next stage: {e}")
         raise OperatorError.wrap(operator, bad, cause) from None
-    return _LENGTH.pack(len(body)) + body
 
 
-def payload_of(pieces: List[bytes], exchange_dir: Union[str, None], name: str):
-    """The payload of ``pieces``: their bytes, or the file ``exchange_dir/name`` holding
-    them (written whole or not at all: a task run twice writes the same bytes again)."""
+def payload_of(data: bytes, exchange_dir: Optional[str], name: str):
+    """The payload of pickled ``data``: the bytes, or the file ``exchange_dir/name``
+    holding them (written whole or not at all: a task run twice writes the same bytes
+    again)."""
     if exchange_dir is None:
-        return b"".join(pieces)
+        return data
     path = os.path.join(exchange_dir, name)
     partial = f"{path}.{os.getpid()}"
     with open(partial, "wb") as f:
-        f.writelines(pieces)
+        f.write(data)
     os.replace(partial, path)
     return ExchangeFile(path)
 
 
-def records_of(payload) -> Iterator[list]:
-    """The pieces of a payload, unpickled one at a time."""
+def records_of(payload) -> list:
+    """The records of a payload."""
     if isinstance(payload, ExchangeFile):
         with open(payload.path, "rb") as f:
             payload = f.read()
-    view = memoryview(payload)
-    at, end = 0, len(view)
-    while at < end:
-        (size,) = _LENGTH.unpack_from(view, at)
-        at += _LENGTH.size
-        yield pickle.loads(view[at:at + size])
-        at += size
+    return pickle.loads(payload)
 
 
 def _pickled_without_memo(records: list) -> bytes:

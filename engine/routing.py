@@ -1,8 +1,7 @@
 """Routers: put each record leaving a stage into the chunk of its target partition.
 
-A router owns one list per target partition (a chunk); every ``PIECE_RECORDS``
-records of a target are pickled as they come (``engine.exchange``), and the task
-ships each target's pieces after the batch, so records cross a shuffle in batches.
+A router owns one list per target partition (a chunk); the task ships the
+non-empty chunks after the batch, so records cross a shuffle in batches.
 """
 import random
 from operator import itemgetter
@@ -11,7 +10,6 @@ from typing import Callable, List
 from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
 
 from .errors import OperatorError
-from . import exchange
 from .operators.chunks import RecordShape
 from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
@@ -29,37 +27,16 @@ class Router:
         self.shape = shape
         self.keyed_target = keyed_target  # HASH ships (key, record) pairs to keyed operators
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
-        self.pieces: List[List[bytes]] = [[] for _ in range(down_parallelism)]
-        self.route: Callable = self._packing(self._make_route(
-            partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed))
+        self.route: Callable = self._make_route(
+            partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
 
-    def take_pieces(self) -> List[tuple]:
-        """Returns [(target, pickled pieces)] for the targets that got records, and
-        starts afresh."""
-        out = []
-        for target, chunk in enumerate(self.chunks):
-            if chunk:
-                self._pack(target)
-            if self.pieces[target]:
-                out.append((target, self.pieces[target]))
-                self.pieces[target] = []
+    def take_chunks(self):
+        """Returns [(target, records)] for non-empty chunks and starts new ones."""
+        chunks = self.chunks
+        out = [(target, chunk) for target, chunk in enumerate(chunks) if chunk]
+        for target, _ in out:
+            chunks[target] = []  # in place: the route closures hold the outer list
         return out
-
-    def _pack(self, target: int) -> None:
-        chunk = self.chunks[target]
-        self.pieces[target].append(exchange.pickled_piece(self.name, chunk))
-        chunk.clear()  # in place: the route closures hold the list
-
-    def _packing(self, route: Callable) -> Callable:
-        """``route``, then the pickling of every target's chunk that is full."""
-        chunks, pack = self.chunks, self._pack
-
-        def route_and_pack(records):
-            route(records)
-            for target, chunk in enumerate(chunks):
-                if len(chunk) >= exchange.PIECE_RECORDS:
-                    pack(target)
-        return route_and_pack
 
     def _make_route(self, partitioning, subtask, up_p, down_p, max_p, seed):
         strategy = partitioning.strategy

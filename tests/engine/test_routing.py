@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.errors import OperatorError
-from engine.exchange import PIECE_RECORDS, payload_of, pickled_piece, records_of
+from engine.exchange import payload_of, pickled, records_of
 from engine.operators.chunks import RecordShape
 from engine.graph import (BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE,
                           Partitioning)
@@ -29,8 +29,7 @@ def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
                     shape=RecordShape(timed=False))
     for r in records:
         router.route([r])
-    return {target: [r for piece in records_of(b"".join(pieces)) for r in piece]
-            for target, pieces in router.take_pieces()}
+    return dict(router.take_chunks())
 
 
 def test_forward_keeps_the_subtask():
@@ -80,30 +79,14 @@ def test_custom_partitioner_and_its_bad_answers():
         route_all(out_of_range, [5])
 
 
-def test_a_target_gets_its_records_in_order_in_pieces_pickled_as_they_fill():
-    router = Router("op", Partitioning(FORWARD), 0, 1, 1, 128, seed=7,
-                    shape=RecordShape(timed=False))
-    records = list(range(3 * PIECE_RECORDS))
-    for start in range(0, len(records), 1000):
-        router.route(records[start:start + 1000])
-        assert len(router.chunks[0]) < PIECE_RECORDS  # the rest is pickled already
-    [(target, pieces)] = router.take_pieces()
-    got = list(records_of(b"".join(pieces)))
-    assert target == 0 and len(got) == 3
-    assert all(len(piece) >= PIECE_RECORDS for piece in got[:-1])
-    assert [r for piece in got for r in piece] == records
-    assert router.take_pieces() == []
-
-
-def test_a_payload_left_in_a_file_reads_back_as_its_pieces(tmp_path):
-    pieces = [pickled_piece("op", [1, 2]), pickled_piece("op", [("a", 3)])]
-    payload = payload_of(pieces, str(tmp_path), "0-1-2")
+def test_a_payload_left_in_a_file_reads_back_as_its_records(tmp_path):
+    payload = payload_of(pickled("op", [1, ("a", 3)]), str(tmp_path), "0-1-2")
     assert payload.path == str(tmp_path / "0-1-2") and os.listdir(tmp_path) == ["0-1-2"]
-    assert list(records_of(payload)) == [[1, 2], [("a", 3)]]
-    assert list(records_of(payload_of(pieces, None, "0-1-2"))) == [[1, 2], [("a", 3)]]
+    assert records_of(payload) == [1, ("a", 3)]
+    assert records_of(payload_of(pickled("op", [1, ("a", 3)]), None, "0-1-2")) == [1, ("a", 3)]
 
 
 def test_a_record_that_cannot_be_pickled_is_named_with_its_operator():
     with pytest.raises(OperatorError) as e:
-        pickled_piece("op", [1, lambda: 2])
+        pickled("op", [1, lambda: 2])
     assert "op" in str(e.value) and "cannot be pickled" in str(e.value)
