@@ -3,9 +3,10 @@
 Each micro-batch is one Spark job: every stage is a ``mapPartitionsWithIndex``
 over the previous stages' chunks, moved by ``partitionBy`` on the target
 partition index (with a local master, a chunk's records wait in a file of the
-batch's exchange directory and the shuffle moves the file's name). A stage's results for the driver travel with its chunks to its
-first downstream stage, so the driver collects the last stages only; a stage feeding
-several stages is persisted for the batch, so that it runs once.
+batch's exchange directory and the shuffle moves the file's name). A stage's
+results for the driver travel with its chunks to its first downstream stage, so
+the driver collects the last stages only; a stage feeding several stages is
+persisted for the batch, so that it runs once.
 """
 import dataclasses
 import functools

@@ -46,13 +46,13 @@ class Cursor:
     def __init__(self, shape: RecordShape, backend=None):
         self.timestamp = None
         timed = self._timed = shape.timed
-        # The two timed shapes, for loops that read them without a generator:
+        # The two timed shapes, for hot loops that read them without a generator:
         self.stamped = timed and backend is None           # (timestamp, value)
         self.keyed_stamped = timed and backend is not None  # (key, (timestamp, value))
         if backend is None:
             self.records = self._timed_records if timed else _plain_records
         else:
-            self.set_key = backend.set_current_key
+            self._set_key = backend.set_current_key
             self.records = self._timed_keyed_records if timed else self._keyed_records
 
     def collector(self, out: list, stamped: bool = True):
@@ -70,13 +70,13 @@ class Cursor:
             yield value
 
     def _keyed_records(self, pairs):
-        set_key = self.set_key
+        set_key = self._set_key
         for key, value in pairs:
             set_key(key)
             yield value
 
     def _timed_keyed_records(self, pairs):
-        set_key = self.set_key
+        set_key = self._set_key
         for key, (self.timestamp, value) in pairs:
             set_key(key)
             yield value

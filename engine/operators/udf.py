@@ -72,20 +72,11 @@ class _ManyOutputsOperator(UdfOperator):
         emit = self._collector(out, cursor=cursor)
         record = None
         try:
-            if cursor.keyed_stamped:  # the common keyed case, without a generator
-                set_key = cursor.set_key
-                for key, (cursor.timestamp, record) in records:
-                    set_key(key)
-                    results = call(record)
-                    if results is not None:
-                        for result in results:
-                            emit(result)
-            else:
-                for record in cursor.records(records):
-                    results = call(record)
-                    if results is not None:
-                        for result in results:
-                            emit(result)
+            for record in cursor.records(records):
+                results = call(record)
+                if results is not None:
+                    for result in results:
+                        emit(result)
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self._flush(out)

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from api.common import Types
+from api.common import TimestampAssigner, Types, WatermarkStrategy
 from api.datastream import MapFunction, ReduceFunction
 from api.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from engine.errors import JobExecutionException
@@ -30,6 +30,28 @@ def test_failing_map_names_operator_record_cause_and_traceback(env_factory):
     assert "record 2" in message
     assert "ValueError: cannot handle 2" in message
     assert "Traceback" in message and "in f" in message
+
+
+class ValueAsTime(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[1] if isinstance(value, tuple) else value  # (key, time, amount)
+
+
+def event_time(stream):
+    return stream.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(ValueAsTime()))
+
+
+def test_a_failing_map_or_reduce_of_an_event_time_job_names_its_record(env_factory):
+    env = env_factory(parallelism=2)
+    event_time(env.from_collection([1, 2, 3])).map(fail_on(2)).name("parse").print()
+    with pytest.raises(JobExecutionException, match=r"(?s)Operator 'parse'.*record 2"):
+        env.execute()
+    env = env_factory(parallelism=2)
+    (event_time(env.from_collection([("a", 1, 5), ("a", 2, "x")])).key_by(lambda r: r[0])
+     .reduce(lambda a, b: (a[0], b[1], a[2] + b[2])).print())
+    with pytest.raises(JobExecutionException, match=r"(?s)Operator 'Reduce'.*\('a', 2, 'x'\)"):
+        env.execute()
 
 
 def test_error_message_truncates_a_huge_record():
