@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
-from checkpoint.storage import is_temporary_name, replacing
+from checkpoint.storage import is_temporary_name, is_url, replacing
 from checkpoint.job_directory import JobDirectory
 
 from .errors import JobExecutionException
@@ -138,15 +138,18 @@ def withdraw_request(job_dir: str, request: ControlRequest) -> None:
 class JobControl:
     """The driver's side: writes the job's status file and serves the client's requests
     through the JobRunner's own cancel and savepoint paths. Does nothing for a job
-    without a checkpoint directory (``job_dir`` None)."""
+    without a checkpoint directory, or with one on an object store (``job_dir`` None):
+    the status file and the requests are files on the driver's file system, where the
+    command line client finds them."""
 
     def __init__(self, runner, directory: Optional[JobDirectory]):
         self.runner = runner
         self.directory = directory
-        self.job_dir = None if directory is None else directory.root
+        self.job_dir = None if directory is None or is_url(directory.root) \
+            else directory.root
         self.status = JobStatusRecord(runner.job_id, runner.options.job_name, os.getpid(),
                                       socket.gethostname(), _now())
-        if directory is not None:
+        if self.job_dir is not None:
             previous = read_status(self.job_dir)
             if previous is not None and previous.shown_status() == RUNNING:
                 raise JobExecutionException(

@@ -2,6 +2,7 @@
 S3-compatible server: moto's ThreadedMotoServer, a real S3 HTTP endpoint started in
 the test process (MinIO, the usual choice, has no PyPI package). The bucket keeps
 every version of every object, so the tests see each write, not only what is left."""
+import os
 import uuid
 from collections import Counter
 
@@ -104,11 +105,13 @@ def _check_written_once_with_metadata_last(client, bucket_name, savepoint):
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 @pytest.mark.parametrize("restore_parallelism", [1, 3])
 def test_a_keyed_job_on_s3_stops_with_a_savepoint_and_restores_at_another_parallelism(
-        tmp_path, s3_endpoint, bucket, backend, restore_parallelism):
+        tmp_path, monkeypatch, s3_endpoint, bucket, backend, restore_parallelism):
     bucket_name, client = bucket
     conf = dict(_s3_conf(s3_endpoint, bucket_name), **BACKENDS[backend])
     out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
     path = _stop_with_savepoint("local", conf, out)
+    assert os.listdir(tmp_path) == ["out"]  # nothing of the job's directory written locally
     assert path.startswith(f"s3://{bucket_name}/savepoints/savepoint-")
     first = finished_lines(out)
     assert first and len(first) < RECORDS  # stopped early: the rest is still to come
