@@ -55,6 +55,10 @@ VOID_NAMESPACE = None
 _ONE_VALUE_KINDS = (StateKind.VALUE, StateKind.REDUCING, StateKind.AGGREGATING)
 
 DEFAULT_SNAPSHOT_INTERVAL = 10
+# Keys whose slot (key, VOID_NAMESPACE) a backend keeps, to hand out the same tuple each
+# time: see ``set_current_key``.
+SLOT_CACHE_LIMIT = 65_536
+_CACHED_KEY_TYPES = frozenset((str, int, bytes))  # equal to no key of another type
 
 Slot = Tuple[Hashable, Any]
 
@@ -112,6 +116,7 @@ class KeyedStateBackend(ABC):
         self._current_namespace = VOID_NAMESPACE
         self.current_slot: Slot = (None, VOID_NAMESPACE)
         """(current key, current namespace): the entry every state object addresses."""
+        self._key_slots: Dict[Hashable, Slot] = {}  # key -> its (key, VOID_NAMESPACE)
         self._tables: Dict[str, MutableMapping[Slot, Any]] = {}
         self._dirty: Dict[str, Set[Slot]] = {}
         self._kinds: Dict[str, str] = {}  # state name -> its StateKind.stored_names entry
@@ -127,9 +132,25 @@ class KeyedStateBackend(ABC):
     # -- current key and namespace ---------------------------------------------
 
     def set_current_key(self, key: Hashable) -> None:
-        """Makes every state object address ``key``'s entries."""
+        """Makes every state object address ``key``'s entries.
+
+        Outside a namespace, the slot of a str, int or bytes key is the same tuple object
+        each time (for up to ``SLOT_CACHE_LIMIT`` keys): a state table then finds its
+        entry by identity, where a new tuple costs its allocation and, on every lookup,
+        a comparison of the keys (records of one key arrive as distinct, equal objects).
+        Keys of other types may equal keys of another type (1, True, 1.0), which state
+        keeps apart: their slots are built each time."""
         self._current_key = key
-        self.current_slot = (key, self._current_namespace)
+        if self._current_namespace is not VOID_NAMESPACE or type(key) not in _CACHED_KEY_TYPES:
+            self.current_slot = (key, self._current_namespace)
+            return
+        slots = self._key_slots
+        slot = slots.get(key)
+        if slot is None:
+            if len(slots) >= SLOT_CACHE_LIMIT:
+                slots.clear()
+            slot = slots[key] = (key, VOID_NAMESPACE)
+        self.current_slot = slot
 
     def get_current_key(self) -> Hashable:
         return self._current_key

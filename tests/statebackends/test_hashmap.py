@@ -2,6 +2,7 @@
 import copy
 import os
 import tempfile
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -236,3 +237,36 @@ def test_restored_state_kinds_are_checked_on_registration(store):
         restored.state(StateSpec("x", StateKind.VALUE))
     restored.set_current_key("k")
     assert restored.state(StateSpec("x", StateKind.LIST)).get() == [1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(BATCHES)
+def test_state_is_the_model_whatever_the_cache_of_slots_holds(batches):
+    """Keys beyond the backend's cache of slots (here 2 keys) still address their own
+    entries: the cache starts afresh when full."""
+    with mock.patch("statebackends.base.SLOT_CACHE_LIMIT", 2):
+        backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+        model = {}
+        for batch in batches:
+            for operation in batch:
+                apply(backend, model, operation)
+        assert contents(backend) == expected(model)
+
+
+def test_a_key_outside_a_namespace_gets_the_same_slot_each_time():
+    """The slot of a key is one tuple (its table lookups then match by identity); in a
+    namespace, and for an unhashable key, it is built each time."""
+    backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    backend.set_current_key("a")
+    first = backend.current_slot
+    backend.set_current_key("b")
+    backend.set_current_key("".join("a"))  # an equal key, another object
+    assert backend.current_slot is first and first == ("a", None)
+    backend.set_current_namespace("w")
+    assert backend.current_slot == ("a", "w")
+    backend.set_current_key("b")
+    assert backend.current_slot == ("b", "w")
+    backend.set_current_namespace(None)
+    assert backend.current_slot == ("b", None)
+    backend.set_current_key([1])
+    assert backend.current_slot == ([1], None) and backend.get_current_key() == [1]
