@@ -74,9 +74,12 @@ class BatchWindowOperator(WindowOperator):
             self._create_accumulator = function.create_accumulator
             self._accumulate, self._result = function.add, function.get_result
         self._batch = {}  # key -> {window start: [window, contents]}
+        self._windows = {}  # window start -> the batch's TimeWindow, one for all keys
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
         self._clears = (self.call.kind in ("process", "process_all")
                         and hasattr(self.function, "clear"))
+        # A window's cleanup time is its max timestamp plus this (``_cleanup_time``).
+        self._lateness = self.allowed_lateness if self.event_time else 0
 
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
@@ -84,7 +87,7 @@ class BatchWindowOperator(WindowOperator):
         would: reduce(contents, value), or add(value, accumulator) (None empties)."""
         self._out = []
         late = []
-        batch, table = self._batch, self._table
+        batch, table, shared_windows = self._batch, self._table, self._windows
         reduce, create, add = self._reduce, self._create_accumulator, self._accumulate
         size, slide, offset = self._size, self._slide, self._offset
         event_time, timed = self.event_time, self.task.shape.timed
@@ -113,7 +116,9 @@ class BatchWindowOperator(WindowOperator):
                     else:
                         entry = windows.get(start)
                         if entry is None:
-                            window = TimeWindow(start, start + size)
+                            window = shared_windows.get(start)
+                            if window is None:
+                                window = shared_windows[start] = TimeWindow(start, start + size)
                             entry = windows[start] = [window, table.get((key, window))]
                         contents = entry[1]
                         if reduce is not None:
@@ -174,14 +179,14 @@ class BatchWindowOperator(WindowOperator):
         table, dirty, result_of = self._table, self._dirty, self._result
         call, set_key, timed = self.call_window, self.backend.set_current_key, \
             self.task.shape.timed
-        clears = self._clears
+        clears, lateness = self._clears, self._lateness
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
             end = window.end - 1
+            cleans = timestamp == min(end + lateness, MAX_WATERMARK)  # the cleanup timer
+            held = in_memory.pop(slot, _ABSENT) if cleans else in_memory.get(slot, _ABSENT)
             if timestamp == end:
-                contents = in_memory.get(slot, _ABSENT)
-                if contents is _ABSENT:
-                    contents = table.get(slot)
+                contents = table.get(slot) if held is _ABSENT else held
                 if contents is not None and result_of is not None:
                     contents = result_of(contents)
                 if contents is not None and contents != []:
@@ -189,8 +194,8 @@ class BatchWindowOperator(WindowOperator):
                     results = call(key, window, contents)
                     if results is not None:
                         out.extend([(end, result) for result in results] if timed else results)
-            if timestamp == self._cleanup_time(window):
-                if in_memory.pop(slot, _ABSENT) is _ABSENT and slot in table:
+            if cleans:
+                if held is _ABSENT and slot in table:
                     del table[slot]
                     dirty.add(slot)
                 if clears:
@@ -203,29 +208,29 @@ class BatchWindowOperator(WindowOperator):
         windows new in this batch whose every timer is due at ``time``: those stay in
         memory (returned: slot -> contents) with their timers (returned: fresh)."""
         batch, self._batch = self._batch, {}
+        self._windows = {}
         timers, domain = self.task.timers, self._domain
-        table, dirty = self._table, self._dirty
+        table, dirty, lateness = self._table, self._dirty, self._lateness
         in_memory, fresh, register = {}, [], []
-        for key, window, contents in (
-                (key, window, contents) for key, windows in batch.items()
-                for window, contents in windows.values()):
-            end = window.end - 1
-            cleanup = self._cleanup_time(window)
-            slot = (key, window)
-            if cleanup <= time and not timers.contains(domain, key, window, end):
-                if contents is not None:
-                    in_memory[slot] = contents
-                timers_of = fresh
-            else:
-                if contents is not None:
-                    table[slot] = contents
-                    dirty.add(slot)
-                elif slot in table:
-                    del table[slot]
-                    dirty.add(slot)
-                timers_of = register
-            timers_of.append((key, window, end))
-            if end < cleanup < MAX_WATERMARK:
-                timers_of.append((key, window, cleanup))
+        for key, windows in batch.items():
+            for window, contents in windows.values():
+                end = window.end - 1
+                cleanup = min(end + lateness, MAX_WATERMARK)  # (``_cleanup_time``)
+                slot = (key, window)
+                if cleanup <= time and not timers.contains(domain, key, window, end):
+                    if contents is not None:
+                        in_memory[slot] = contents
+                    timers_of = fresh
+                else:
+                    if contents is not None:
+                        table[slot] = contents
+                        dirty.add(slot)
+                    elif slot in table:
+                        del table[slot]
+                        dirty.add(slot)
+                    timers_of = register
+                timers_of.append((key, window, end))
+                if end < cleanup < MAX_WATERMARK:
+                    timers_of.append((key, window, cleanup))
         timers.register_all(domain, register)
         return in_memory, fresh
