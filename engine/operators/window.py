@@ -200,6 +200,8 @@ class WindowOperator(UdfOperator):
         if self.merging:
             self.merging_sets = self.state_of(_MERGING_SETS)
         self.event_time = self.assigner.is_event_time()
+        # A window is cleaned up this long after its max timestamp (``_cleanup_time``).
+        self.cleanup_delay = self.allowed_lateness if self.event_time else 0
         self.assigner_context = _AssignerContext(self)
         self.trigger_context = _TriggerContext(self)
         self.window_context = _ProcessWindowContext(self)
@@ -221,9 +223,7 @@ class WindowOperator(UdfOperator):
 
     # --- time rules (Flink's) -------------------------------------------------------
     def _cleanup_time(self, window) -> int:
-        if not self.event_time:
-            return window.max_timestamp()
-        return min(window.max_timestamp() + self.allowed_lateness, MAX_WATERMARK)
+        return min(window.max_timestamp() + self.cleanup_delay, MAX_WATERMARK)
 
     def _is_window_late(self, window) -> bool:
         return self.event_time and \

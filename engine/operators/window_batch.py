@@ -78,8 +78,6 @@ class BatchWindowOperator(WindowOperator):
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
         self._clears = (self.call.kind in ("process", "process_all")
                         and hasattr(self.function, "clear"))
-        # A window's cleanup time is its max timestamp plus this (``_cleanup_time``).
-        self._lateness = self.allowed_lateness if self.event_time else 0
 
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
@@ -179,11 +177,11 @@ class BatchWindowOperator(WindowOperator):
         table, dirty, result_of = self._table, self._dirty, self._result
         call, set_key, timed = self.call_window, self.backend.set_current_key, \
             self.task.shape.timed
-        clears, lateness = self._clears, self._lateness
+        clears, delay = self._clears, self.cleanup_delay
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
             end = window.end - 1
-            cleans = timestamp == min(end + lateness, MAX_WATERMARK)  # the cleanup timer
+            cleans = timestamp == min(end + delay, MAX_WATERMARK)  # ``_cleanup_time``
             held = in_memory.pop(slot, _ABSENT) if cleans else in_memory.get(slot, _ABSENT)
             if timestamp == end:
                 contents = table.get(slot) if held is _ABSENT else held
@@ -210,12 +208,12 @@ class BatchWindowOperator(WindowOperator):
         batch, self._batch = self._batch, {}
         self._windows = {}
         timers, domain = self.task.timers, self._domain
-        table, dirty, lateness = self._table, self._dirty, self._lateness
+        table, dirty, delay = self._table, self._dirty, self.cleanup_delay
         in_memory, fresh, register = {}, [], []
         for key, windows in batch.items():
             for window, contents in windows.values():
                 end = window.end - 1
-                cleanup = min(end + lateness, MAX_WATERMARK)  # (``_cleanup_time``)
+                cleanup = min(end + delay, MAX_WATERMARK)  # ``_cleanup_time``, inline
                 slot = (key, window)
                 if cleanup <= time and not timers.contains(domain, key, window, end):
                     if contents is not None:
