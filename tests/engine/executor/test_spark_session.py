@@ -45,3 +45,9 @@ def test_a_level_the_user_set_on_a_client_logger_is_kept():
     finally:
         py4j.setLevel(saved[0])
         pyspark.setLevel(saved[1])
+
+
+def test_the_sessions_jvm_compiles_with_its_quick_compiler_only(spark):
+    # Its optimizing compiler would compete with the Python tasks for the cores.
+    runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert "-XX:TieredStopAtLevel=1" in list(runtime.getInputArguments())
