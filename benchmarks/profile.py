@@ -17,6 +17,7 @@ add up to slightly more than an untimed run.
 import argparse
 import collections
 import importlib
+import inspect
 import time
 
 from engine import routing, task
@@ -73,8 +74,23 @@ def instrument(own: OwnTime) -> None:
     def timed_route(self, *args):
         return own.wrap("routing (with key selector)", make_route(self, *args))
     routing.Router._make_route = timed_route
-    task.pickled = own.wrap("pickling chunks", task.pickled)
-    task.records_of = own.wrap("unpickling chunks", task.records_of)
+    if hasattr(routing, "pickled"):  # routers pickle their chunks in pieces
+        routing.pickled = own.wrap("pickling chunks", routing.pickled)
+    else:
+        task.pickled = own.wrap("pickling chunks", task.pickled)
+    if inspect.isgeneratorfunction(task.records_of):  # a payload's pieces, one at a time
+        task.records_of = _timed_pieces(own, task.records_of)
+    else:
+        task.records_of = own.wrap("unpickling chunks", task.records_of)
+
+
+def _timed_pieces(own: OwnTime, records_of):
+    def timed_records_of(payload):
+        pieces = records_of(payload)
+        next_piece = own.wrap("unpickling chunks", next)
+        while (piece := next_piece(pieces, None)) is not None:
+            yield piece
+    return timed_records_of
 
 
 def _label(cls) -> str:

@@ -1,7 +1,8 @@
 """Routers: put each record leaving a stage into the chunk of its target partition.
 
-A router owns one list per target partition (a chunk); the task ships the
-non-empty chunks after the batch, so records cross a shuffle in batches.
+A router owns one list per target partition (a chunk), pickled into a piece
+(``engine.exchange``) whenever it holds ``PIECE_RECORDS`` records; the task ships
+each target's pieces after the batch, so records cross a shuffle in batches.
 """
 import random
 from operator import itemgetter
@@ -10,10 +11,12 @@ from typing import Callable, List
 from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
 
 from .errors import OperatorError
+from .exchange import pickled
 from .operators.chunks import RecordShape
 from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
 KEY_CACHE_LIMIT = 100_000
+PIECE_RECORDS = 4096  # records per pickled piece of a chunk
 
 
 class Router:
@@ -27,15 +30,33 @@ class Router:
         self.shape = shape
         self.keyed_target = keyed_target  # HASH ships (key, record) pairs to keyed operators
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
-        self.route: Callable = self._make_route(
+        self.pieces: List[List[bytes]] = [[] for _ in range(down_parallelism)]
+        route = self._make_route(
             partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
+        chunks = self.chunks
+
+        def route_and_pickle(records):
+            route(records)
+            for target, chunk in enumerate(chunks):
+                if len(chunk) >= PIECE_RECORDS:
+                    self._pickle_chunk(target)
+        self.route: Callable = route_and_pickle
+
+    def _pickle_chunk(self, target: int) -> None:
+        """Moves the target's chunk into a pickled piece."""
+        chunk = self.chunks[target]
+        self.pieces[target].append(pickled(self.name, chunk))
+        chunk.clear()
 
     def take_chunks(self):
-        """Returns [(target, records)] for non-empty chunks and starts new ones."""
-        chunks = self.chunks
-        out = [(target, chunk) for target, chunk in enumerate(chunks) if chunk]
-        for target, _ in out:
-            chunks[target] = []  # in place: the route closures hold the outer list
+        """Returns [(target, pickled pieces)] for non-empty targets and starts anew."""
+        out = []
+        for target, chunk in enumerate(self.chunks):
+            if chunk:
+                self._pickle_chunk(target)
+            if self.pieces[target]:
+                out.append((target, self.pieces[target]))
+                self.pieces[target] = []
         return out
 
     def _make_route(self, partitioning, subtask, up_p, down_p, max_p, seed):

@@ -22,7 +22,7 @@ from statebackends.ttl import cleanup_expired_state
 
 from .batch import BatchInfo, CompiledJob, DataChunk, MetricReport, TaskFailure
 from .errors import OperatorError
-from .exchange import payload_of, pickled, records_of
+from .exchange import payload_of, records_of
 from .graph import Stage
 from .metrics import OperatorMetrics
 from .operators.base import is_pickled
@@ -209,7 +209,8 @@ class StageInstance:
             # Broadcast side first, then input 0, then input 1; from each, the upstream
             # subtasks in order: the same order on every subtask and every run.
             for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
-                entry[chunk.edge](records_of(chunk.payload))
+                for records in records_of(chunk.payload):
+                    entry[chunk.edge](records)
         self.current_watermark = batch.watermark
         operators = [self.operators[n] for n in self.stage.nodes]
         flush = batch.is_final and batch.batch_mode
@@ -226,10 +227,9 @@ class StageInstance:
             for op in operators:
                 op.close()
         for edge_id, router in self.routers.items():
-            for target, chunk in router.take_chunks():
+            for target, pieces in router.take_chunks():
                 yield DataChunk(edge_id, self.partition, target, payload_of(
-                    pickled(router.name, chunk), batch.exchange_dir,
-                    f"{edge_id}-{self.partition}-{target}"))
+                    pieces, batch.exchange_dir, f"{edge_id}-{self.partition}-{target}"))
         yield from results
 
     def _metric_reports(self) -> List[MetricReport]:

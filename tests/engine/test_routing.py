@@ -10,7 +10,7 @@ from engine.exchange import payload_of, pickled, records_of
 from engine.operators.chunks import RecordShape
 from engine.graph import (BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE,
                           Partitioning)
-from engine.routing import Router
+from engine.routing import PIECE_RECORDS, Router
 from statebackends.keygroups import assign_key_group, key_group_range_for_operator
 
 
@@ -29,7 +29,8 @@ def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
                     shape=RecordShape(timed=False))
     for r in records:
         router.route([r])
-    return dict(router.take_chunks())
+    return {target: [r for piece in records_of(payload_of(pieces, None, "")) for r in piece]
+            for target, pieces in router.take_chunks()}
 
 
 def test_forward_keeps_the_subtask():
@@ -80,10 +81,23 @@ def test_custom_partitioner_and_its_bad_answers():
 
 
 def test_a_payload_left_in_a_file_reads_back_as_its_records(tmp_path):
-    payload = payload_of(pickled("op", [1, ("a", 3)]), str(tmp_path), "0-1-2")
+    pieces = [pickled("op", [1, ("a", 3)]), pickled("op", [4])]
+    payload = payload_of(pieces, str(tmp_path), "0-1-2")
     assert payload.path == str(tmp_path / "0-1-2") and os.listdir(tmp_path) == ["0-1-2"]
-    assert records_of(payload) == [1, ("a", 3)]
-    assert records_of(payload_of(pickled("op", [1, ("a", 3)]), None, "0-1-2")) == [1, ("a", 3)]
+    assert list(records_of(payload)) == [[1, ("a", 3)], [4]]
+    assert list(records_of(payload_of(pieces, None, "0-1-2"))) == [[1, ("a", 3)], [4]]
+
+
+def test_a_chunk_crosses_in_pieces_of_bounded_size_read_back_in_order(tmp_path):
+    router = Router("op", Partitioning(FORWARD), 0, 1, 1, 128, seed=7,
+                    shape=RecordShape(timed=False))
+    for start in range(0, 20_000, 1000):
+        router.route(list(range(start, start + 1000)))
+    [(_, pieces)] = router.take_chunks()
+    read = list(records_of(payload_of(pieces, str(tmp_path), "0-0-0")))
+    assert len(read) > 1 and all(len(piece) < PIECE_RECORDS + 1000 for piece in read)
+    assert [r for piece in read for r in piece] == list(range(20_000))
+    assert router.take_chunks() == []
 
 
 def test_a_record_that_cannot_be_pickled_is_named_with_its_operator():

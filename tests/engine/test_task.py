@@ -7,7 +7,7 @@ from api.datastream import BroadcastProcessFunction, KeyedCoProcessFunction
 from api.datastream.sinks import CollectSink
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.batch import BatchInfo, DataChunk, SinkCommittable, TaskFailure
-from engine.exchange import pickled
+from engine.exchange import payload_of, pickled
 from engine.job import compile_job
 from engine.task import forget_job, run_task
 from tests.conftest import make_env
@@ -34,7 +34,7 @@ def _run(job, stage, chunks, batch_id=0, state_dir="", is_final=False):
 
 
 def _chunk(edge, source, records):
-    return DataChunk(edge.id, source, 0, pickled("upstream", records))
+    return DataChunk(edge.id, source, 0, payload_of([pickled("upstream", records)], None, ""))
 
 
 def test_broadcast_side_first_then_input_0_each_by_upstream_subtask(tmp_path):

@@ -13,7 +13,7 @@ from api.datastream import KeyedCoProcessFunction, MapFunction, SinkFunction
 from api.datastream.sinks import CollectSink
 from api.datastream.state import ValueStateDescriptor
 from engine.batch import BatchInfo, DataChunk, SinkCommittable
-from engine.exchange import pickled
+from engine.exchange import payload_of, pickled
 from engine.executor import task_host
 from engine.job import compile_job
 from tests.conftest import make_env
@@ -153,7 +153,8 @@ def test_a_task_whose_host_died_starts_one_that_goes_on_from_the_stored_state(tm
         .process(CountInProcess()).sink_to(_Gather())
     job = compile_job(env._sinks, env._settings(env._sinks))
     stage = next(s for s in job.plan.stages if not s.is_source)
-    chunk = DataChunk(stage.in_edges[0], 0, 0, pickled("upstream", [("a", (None, "a"))]))
+    chunk = DataChunk(stage.in_edges[0], 0, 0,
+                      payload_of([pickled("upstream", [("a", (None, "a"))])], None, ""))
 
     def count(batch_id, is_final=False):
         batch = BatchInfo(job.run_id, batch_id, batch_id - 1, is_final, str(tmp_path), 0,
