@@ -51,3 +51,9 @@ def test_the_sessions_jvm_compiles_with_its_quick_compiler_only(spark):
     # Its optimizing compiler would compete with the Python tasks for the cores.
     runtime = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     assert "-XX:TieredStopAtLevel=1" in list(runtime.getInputArguments())
+
+
+def test_python_workers_talk_to_the_jvm_over_unix_sockets(spark):
+    # Over TCP, every task waited ~40 ms for its input (delayed acknowledgements).
+    assert spark.conf.get("spark.python.unix.domain.socket.enabled") == "true"
+    assert spark.sparkContext.parallelize([1, 2], 2).map(lambda x: x * 10).collect() == [10, 20]
