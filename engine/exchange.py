@@ -18,7 +18,7 @@ from .batch import ExchangeFile
 from .errors import OperatorError
 
 
-def pickled(operator: str, records: list) -> bytes:
+def pickled(operator: str, records) -> bytes:
     """Pickles a piece of a chunk once, here: Spark's filter and shuffle then move bytes
     only."""
     try:
@@ -27,7 +27,7 @@ def pickled(operator: str, records: list) -> bytes:
         except ValueError:  # a record refers to itself: it needs the memo
             return pickle.dumps(records, pickle.HIGHEST_PROTOCOL)
     except Exception as e:
-        bad = next((r for r in records if not _picklable(r)), records[0])
+        bad = next((r for r in records if not _picklable(r)), next(iter(records)))
         cause = TypeError(f"the record cannot be pickled to reach the next stage: {e}")
         raise OperatorError.wrap(operator, bad, cause) from None
 
@@ -46,8 +46,8 @@ def payload_of(pieces: List[bytes], exchange_dir: Optional[str], name: str):
     return ExchangeFile(path)
 
 
-def records_of(payload) -> Iterator[list]:
-    """The records of a payload, a piece at a time."""
+def records_of(payload) -> Iterator:
+    """The records of a payload, a piece at a time (a list, or a ``KeyedChunk``)."""
     if isinstance(payload, ExchangeFile):
         with open(payload.path, "rb") as f:
             payload = f.read()

@@ -6,13 +6,13 @@ each target's pieces after the batch, so records cross a shuffle in batches.
 """
 import random
 from operator import itemgetter
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 from statebackends.keygroups import assign_key_group, compute_operator_index_for_key_group
 
 from .errors import OperatorError
 from .exchange import pickled
-from .operators.chunks import RecordShape
+from .operators.chunks import KeyedChunk, RecordShape
 from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
 KEY_CACHE_LIMIT = 100_000
@@ -28,8 +28,11 @@ class Router:
                  seed: int, shape: RecordShape, keyed_target: bool = True):
         self.name = name
         self.shape = shape
-        self.keyed_target = keyed_target  # HASH ships (key, record) pairs to keyed operators
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
+        # HASH ships KeyedChunks to keyed operators: the records' keys, per target.
+        self.keys: Optional[List[list]] = (
+            [[] for _ in range(down_parallelism)]
+            if keyed_target and partitioning.strategy == HASH else None)
         self.pieces: List[List[bytes]] = [[] for _ in range(down_parallelism)]
         route = self._make_route(
             partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
@@ -45,7 +48,12 @@ class Router:
     def _pickle_chunk(self, target: int) -> None:
         """Moves the target's chunk into a pickled piece."""
         chunk = self.chunks[target]
-        self.pieces[target].append(pickled(self.name, chunk))
+        if self.keys is None:
+            self.pieces[target].append(pickled(self.name, chunk))
+        else:
+            keys = self.keys[target]
+            self.pieces[target].append(pickled(self.name, KeyedChunk(keys, chunk)))
+            keys.clear()
         chunk.clear()
 
     def take_chunks(self):
@@ -95,12 +103,12 @@ class Router:
         raise ValueError(f"unknown ship strategy {strategy}")
 
     def _hash_route(self, get_key, down_p, max_p):
-        """Ships records to the partition owning the key's key group: as (key, record)
-        pairs to a keyed operator, as they are to any other (e.g. a print sink)."""
+        """Ships records to the partition owning the key's key group: with their keys to
+        a keyed operator (pickled as ``KeyedChunk``s), as they are to any other (e.g. a
+        print sink)."""
         cache = {}
         name = self.name
-        chunks = self.chunks
-        with_key = self.keyed_target
+        chunks, chunk_keys = self.chunks, self.keys
         values = _values if self.shape.timed else None
 
         def target_of(key):
@@ -122,7 +130,9 @@ class Router:
                         cache[key] = target
                 except TypeError:  # unhashable key, e.g. a list
                     target = target_of(key)
-                chunks[target].append((key, record) if with_key else record)
+                if chunk_keys is not None:
+                    chunk_keys[target].append(key)
+                chunks[target].append(record)
         return hash_route
 
     def _key_of(self, partitioning) -> Callable:

@@ -2,12 +2,37 @@
 
 In a job that uses time, each element is ``(timestamp, value)`` (Flink's StreamRecord;
 the timestamp may be None); otherwise elements are the values themselves. A keyed
-operator receives ``(key, element)`` pairs. ``RecordShape`` is the one place that
-builds or takes apart an element; a ``Cursor`` walks an input chunk: it yields the
-values, keeps the current element's ``timestamp`` and sets the backend's current key,
-and its ``collector`` wraps outputs with the current timestamp again.
+operator receives ``(key, element)`` pairs: a list of them, or the ``KeyedChunk`` a
+router sends. ``RecordShape`` is the one place that builds or takes apart an element;
+a ``Cursor`` walks an input chunk: it yields the values, keeps the current element's
+``timestamp`` and sets the backend's current key, and its ``collector`` wraps outputs
+with the current timestamp again.
 """
 from typing import Callable
+
+
+class KeyedChunk:
+    """Elements routed to a keyed operator with their keys, as two lists: it reads as
+    ``(key, element)`` pairs, yet crossing stages it pickles and unpickles no pair per
+    record."""
+
+    __slots__ = ("keys", "elements")
+
+    def __init__(self, keys: list, elements: list):
+        self.keys = keys
+        self.elements = elements
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def __iter__(self):
+        return zip(self.keys, self.elements)
+
+    def __reduce__(self):
+        return KeyedChunk, (self.keys, self.elements)
+
+    def __repr__(self) -> str:
+        return f"KeyedChunk({list(self)!r})"
 
 
 class RecordShape:

@@ -70,6 +70,19 @@ def test_hash_sends_each_key_to_the_partition_owning_its_key_group(keys, down):
             assert start <= assign_key_group(key, 128) <= end
 
 
+@pytest.mark.parametrize("keyed_target", [True, False])
+def test_a_hash_edge_ships_keys_only_to_a_keyed_operator(keyed_target):
+    router = Router("op", Partitioning(HASH, key_selector=Selector(lambda value: value[0])),
+                    0, 1, 1, 128, seed=7, shape=RecordShape(timed=True),
+                    keyed_target=keyed_target)
+    elements = [(i, (word, i)) for i, word in enumerate(["a", "b", "a"] * 2000)]
+    router.route(elements)
+    [(_, pieces)] = router.take_chunks()
+    received = [r for piece in records_of(payload_of(pieces, None, "")) for r in piece]
+    assert received == ([(value[0], (ts, value)) for ts, value in elements] if keyed_target
+                        else elements)
+
+
 def test_custom_partitioner_and_its_bad_answers():
     by_mod = Partitioning(CUSTOM, key_selector=Selector(lambda r: r), partitioner=Modulo())
     assert route_all(by_mod, [0, 1, 2, 4]) == {0: [0], 1: [1, 4], 2: [2]}
