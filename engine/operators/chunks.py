@@ -74,10 +74,10 @@ class Cursor:
         # The two timed shapes, for hot loops that read them without a generator:
         self.stamped = timed and backend is None           # (timestamp, value)
         self.keyed_stamped = timed and backend is not None  # (key, (timestamp, value))
+        self.set_key = None if backend is None else backend.set_current_key
         if backend is None:
             self.records = self._timed_records if timed else _plain_records
         else:
-            self._set_key = backend.set_current_key
             self.records = self._timed_keyed_records if timed else self._keyed_records
 
     def collector(self, out: list, stamped: bool = True):
@@ -95,13 +95,13 @@ class Cursor:
             yield value
 
     def _keyed_records(self, pairs):
-        set_key = self._set_key
+        set_key = self.set_key
         for key, value in pairs:
             set_key(key)
             yield value
 
     def _timed_keyed_records(self, pairs):
-        set_key = self._set_key
+        set_key = self.set_key
         for key, (self.timestamp, value) in pairs:
             set_key(key)
             yield value

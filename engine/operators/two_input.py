@@ -12,7 +12,7 @@ from ..errors import OperatorError
 from ..state_descriptors import spec_and_ttl
 from ..runtime_context import ProcessContext
 from .chunks import Cursor
-from .udf import ProcessOperator, _with_context
+from .udf import ProcessOperator
 
 BROADCAST_KEY = 0  # the one key of the broadcast state's backend
 
@@ -110,8 +110,8 @@ class CoProcessOperator(ProcessOperator):
 
     def _bind_inputs(self):
         function, ctx = self.function, self._ctx
-        return [(_with_context(function.process_element1, ctx), self.cursor),
-                (_with_context(function.process_element2, ctx), self.cursor)]
+        return [(function.process_element1, ctx, self.cursor),
+                (function.process_element2, ctx, self.cursor)]
 
 
 class BroadcastProcessOperator(ProcessOperator):
@@ -133,9 +133,8 @@ class BroadcastProcessOperator(ProcessOperator):
     def _bind_inputs(self):
         broadcast_cursor = Cursor(self.task.shape)  # broadcast records come without keys
         broadcast_ctx = self.task.process_context(broadcast_cursor, self, BroadcastContext)
-        return [(_with_context(self.function.process_element, self._ctx), self.cursor),
-                (_with_context(self.function.process_broadcast_element, broadcast_ctx),
-                 broadcast_cursor)]
+        return [(self.function.process_element, self._ctx, self.cursor),
+                (self.function.process_broadcast_element, broadcast_ctx, broadcast_cursor)]
 
     def broadcast_state(self, descriptor):
         """The broadcast map state of ``descriptor``, which ``broadcast(...)`` declared."""

@@ -66,14 +66,21 @@ class _ManyOutputsOperator(UdfOperator):
     def process_chunk(self, records):
         self._process(self._call, self.cursor, records)
 
-    def _process(self, call, cursor, records):
-        """Calls ``call`` on each record ``cursor`` reads from ``records``."""
+    def _process(self, call, cursor, records, ctx=None):
+        """Calls ``call(record)``, or ``call(record, ctx)`` given a context, on each record
+        ``cursor`` reads from ``records``."""
         out = []
         emit = self._collector(out, cursor=cursor)
+        # (key, (timestamp, value)) pairs, the commonest keyed input, are read here
+        # rather than through the cursor's generator: one call less per record.
+        keyed_stamped, set_key = cursor.keyed_stamped, cursor.set_key
         record = None
         try:
-            for record in cursor.records(records):
-                results = call(record)
+            for record in records if keyed_stamped else cursor.records(records):
+                if keyed_stamped:
+                    key, (cursor.timestamp, record) = record
+                    set_key(key)
+                results = call(record) if ctx is None else call(record, ctx)
                 if results is not None:
                     for result in results:
                         emit(result)
@@ -103,17 +110,21 @@ class ProcessOperator(_ManyOutputsOperator):
         self._side = {tag: [] for tag in self.side_outputs}  # this chunk's side records
         self._ctx = self.task.process_context(self.cursor, self, self.context_class)
         self._inputs = self._bind_inputs()
-        self._call = self._inputs[0][0]
 
     def _bind_inputs(self):
-        """Per input: (the call that processes a record, the cursor that reads it)."""
-        return [(_with_context(self.function.process_element, self._ctx), self.cursor)]
+        """Per input: (the function's method that processes a record with a context, that
+        context, the cursor that reads the input)."""
+        return [(self.function.process_element, self._ctx, self.cursor)]
+
+    def process_chunk(self, records):
+        call, ctx, cursor = self._inputs[0]
+        self._process(call, cursor, records, ctx)
 
     def input(self, index: int):
         if index == 0:
             return self.process_chunk
-        call, cursor = self._inputs[index]
-        return lambda records: self._process(call, cursor, records)
+        call, ctx, cursor = self._inputs[index]
+        return lambda records: self._process(call, cursor, records, ctx)
 
     def _collector(self, out: list, stamped: bool = True, cursor=None):
         """Outputs go to ``out``; ``(OutputTag, value)`` results go to that side output
@@ -183,8 +194,3 @@ class ProcessOperator(_ManyOutputsOperator):
                                              what=f"on_timer({timestamp}) of key {key!r}") from None
         ctx.firing_domain = None
         self._flush(out)
-
-
-def _with_context(method, ctx):
-    """``method(record, ctx)`` as a one-argument call."""
-    return lambda record: method(record, ctx)
