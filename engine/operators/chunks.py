@@ -31,9 +31,6 @@ class KeyedChunk:
     def __reduce__(self):
         return KeyedChunk, (self.keys, self.elements)
 
-    def __repr__(self) -> str:
-        return f"KeyedChunk({list(self)!r})"
-
 
 class RecordShape:
     """What an element of this job looks like (timed or plain); its methods are chosen

@@ -29,8 +29,12 @@ def route_all(partitioning, records, subtask=0, up=1, down=3, max_p=128):
                     shape=RecordShape(timed=False))
     for r in records:
         router.route([r])
-    return {target: [r for piece in records_of(payload_of(pieces, None, "")) for r in piece]
-            for target, pieces in router.take_chunks()}
+    return {target: received(pieces) for target, pieces in router.take_chunks()}
+
+
+def received(pieces) -> list:
+    """The records of a target's pieces, as the next stage reads them."""
+    return [r for piece in records_of(payload_of(pieces, None, "")) for r in piece]
 
 
 def test_forward_keeps_the_subtask():
@@ -78,9 +82,8 @@ def test_a_hash_edge_ships_keys_only_to_a_keyed_operator(keyed_target):
     elements = [(i, (word, i)) for i, word in enumerate(["a", "b", "a"] * 2000)]
     router.route(elements)
     [(_, pieces)] = router.take_chunks()
-    received = [r for piece in records_of(payload_of(pieces, None, "")) for r in piece]
-    assert received == ([(value[0], (ts, value)) for ts, value in elements] if keyed_target
-                        else elements)
+    assert received(pieces) == ([(value[0], (ts, value)) for ts, value in elements]
+                                if keyed_target else elements)
 
 
 def test_custom_partitioner_and_its_bad_answers():

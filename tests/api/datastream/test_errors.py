@@ -200,6 +200,16 @@ def test_a_record_that_cannot_cross_a_shuffle_is_named(env_factory):
         env.execute()
 
 
+def test_a_record_that_cannot_reach_a_keyed_operator_is_named_with_its_key(env_factory):
+    env = env_factory(parallelism=2)
+    env.from_collection(["a", "b"]).map(lambda x: (x, threading.Lock() if x == "b" else None)) \
+        .name("locker").key_by(lambda r: r[0]).reduce(lambda a, b: a).print()
+    with pytest.raises(JobExecutionException,
+                       match=r"Operator 'locker' failed on record \('b', \('b', <unlocked "
+                             r"_thread.lock.*cannot be pickled to reach the next stage"):
+        env.execute()
+
+
 def test_records_that_refer_to_themselves_cross_a_shuffle():
     def self_referring(x):
         record = {"x": x}
