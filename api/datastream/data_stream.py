@@ -490,13 +490,13 @@ class KeyedStream(DataStream):
     def reduce(self, func: Union[Callable, fn.ReduceFunction]) -> DataStream:
         """Rolling reduce per key: ``reduce(accumulated, new)``. STREAMING emits every new
         value; BATCH emits each key's final value."""
-        return self._keyed("Reduce", partial(ReduceOperator, fn.wrap_reduce(func)),
+        func = fn.wrap_reduce(func)
+        return self._keyed("Reduce", partial(ReduceOperator, func, uses_state=fn.opens(func)),
                            self.get_type())
 
     def _aggregate(self, kind: str, field) -> DataStream:
-        return self._keyed("Reduce",
-                           partial(ReduceOperator, aggregation(kind, field, self.get_type())),
-                           self.get_type())
+        return self._keyed("Reduce", partial(ReduceOperator, aggregation(
+            kind, field, self.get_type()), uses_state=False), self.get_type())
 
     def sum(self, position_to_sum: Union[int, str] = 0) -> DataStream:
         """Rolling sum of the given field (position or name) per key."""

@@ -574,6 +574,12 @@ def wrap_reduce(func: Union[ReduceFunction, Callable]) -> ReduceFunction:
     return _wrap(func, ReduceFunction, _ReduceCallable, "reduce")
 
 
+def opens(function: Function) -> bool:
+    """Whether ``function`` has an ``open`` of its own: only then can it hold the runtime
+    context, and so keyed state, that ``open`` receives."""
+    return type(function).open is not Function.open
+
+
 def wrap_key_selector(func: Union[KeySelector, Callable]) -> KeySelector:
     return _wrap(func, KeySelector, _KeySelectorCallable, "key_by")
 
