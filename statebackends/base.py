@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Dict, Hashable, Iterator, MutableMapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, MutableMapping, Optional, Set, Tuple
 
 from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateFile, StateStore
@@ -112,7 +112,6 @@ class KeyedStateBackend(ABC):
         self.max_parallelism = max_parallelism
         self.snapshot_interval = snapshot_interval
         self.version = -1
-        self._current_key = None
         self._current_namespace = VOID_NAMESPACE
         self.current_slot: Slot = (None, VOID_NAMESPACE)
         """(current key, current namespace): the entry every state object addresses."""
@@ -140,7 +139,6 @@ class KeyedStateBackend(ABC):
         a comparison of the keys (records of one key arrive as distinct, equal objects).
         Keys of other types may equal keys of another type (1, True, 1.0), which state
         keeps apart: their slots are built each time."""
-        self._current_key = key
         if self._current_namespace is not VOID_NAMESPACE or type(key) not in _CACHED_KEY_TYPES:
             self.current_slot = (key, self._current_namespace)
             return
@@ -152,13 +150,23 @@ class KeyedStateBackend(ABC):
             slot = slots[key] = (key, VOID_NAMESPACE)
         self.current_slot = slot
 
+    def key_slots(self, keys: Iterable) -> Dict[Hashable, Slot]:
+        """For an operator's loop over the records of ``keys``: the slots that
+        ``set_current_key(key)`` would make current, by key, to set ``current_slot`` from
+        without a call. A key not in it goes through ``set_current_key`` (which adds it).
+        Empty within a namespace, or if a key's type may equal keys of another type."""
+        if self._current_namespace is VOID_NAMESPACE and \
+                _CACHED_KEY_TYPES.issuperset(map(type, keys)):
+            return self._key_slots
+        return {}
+
     def get_current_key(self) -> Hashable:
-        return self._current_key
+        return self.current_slot[0]
 
     def set_current_namespace(self, namespace: Hashable) -> None:
         """Makes every state object address ``namespace`` (e.g. a window)."""
         self._current_namespace = namespace
-        self.current_slot = (self._current_key, namespace)
+        self.current_slot = (self.current_slot[0], namespace)
 
     def get_current_namespace(self) -> Hashable:
         return self._current_namespace

@@ -8,6 +8,7 @@ from ..runtime_context import ProcessContext, TimeDomain
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
 from ..time.watermarks import MAX_WATERMARK
 from .base import UdfOperator, is_pickled
+from .chunks import KeyedChunk
 
 
 class MapOperator(UdfOperator):
@@ -72,14 +73,23 @@ class _ManyOutputsOperator(UdfOperator):
         out = []
         emit = self._collector(out, cursor=cursor)
         # (key, (timestamp, value)) pairs, the commonest keyed input, are read here
-        # rather than through the cursor's generator: one call less per record.
+        # rather than through the cursor's generator, and their keys made current
+        # without a call where the backend knows the key's slot.
         keyed_stamped, set_key = cursor.keyed_stamped, cursor.set_key
+        if keyed_stamped:
+            backend = self.task.keyed_backend
+            slot_of = (backend.key_slots(records.keys) if type(records) is KeyedChunk
+                       else {}).get
         record = None
         try:
             for record in records if keyed_stamped else cursor.records(records):
                 if keyed_stamped:
                     key, (cursor.timestamp, record) = record
-                    set_key(key)
+                    slot = slot_of(key)
+                    if slot is None:
+                        set_key(key)
+                    else:
+                        backend.current_slot = slot
                 results = call(record) if ctx is None else call(record, ctx)
                 if results is not None:
                     for result in results:

@@ -270,3 +270,19 @@ def test_a_key_outside_a_namespace_gets_the_same_slot_each_time():
     assert backend.current_slot == ("b", None)
     backend.set_current_key([1])
     assert backend.current_slot == ([1], None) and backend.get_current_key() == [1]
+
+
+def test_key_slots_are_those_set_current_key_makes_current_and_only_for_safe_keys():
+    """An operator sets ``current_slot`` from ``key_slots`` without a call: each slot in
+    it is the one ``set_current_key`` makes current. It is empty for keys that equal keys
+    of another type (True == 1), whose slots are built each time, and in a namespace."""
+    backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
+    for key in ("a", 7, b"b"):
+        backend.set_current_key(key)
+    slots = backend.key_slots(["a", 7, b"b"])
+    for key in ("a", 7, b"b"):
+        backend.set_current_key(key)
+        assert slots[key] is backend.current_slot
+    assert backend.key_slots(["a", True]) == {} and backend.key_slots([1.0]) == {}
+    backend.set_current_namespace("w")
+    assert backend.key_slots(["a"]) == {}

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from api.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from api.datastream import (KeyedProcessFunction, OutputTag, ProcessFunction,
                             RuntimeExecutionMode)
+from api.datastream.state import ValueStateDescriptor
 from engine import task
 from engine.errors import JobExecutionException
 from tests.conftest import GatheringSink, make_env
@@ -333,3 +334,27 @@ def test_a_finished_input_no_longer_holds_the_watermark_back():
     got = sorted(short.union(long).key_by(lambda v: v % 2).process(SeeWatermark())
                  .execute_and_collect())
     assert got == [(0, MIN), (10, MIN), (11, MIN), (12, 9), (13, 10)]
+
+
+class KeyAndCount(KeyedProcessFunction):
+    """Emits the current key (as it is, with its type) and the key's count so far."""
+
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.count.update((self.count.value() or 0) + 1)
+        yield ctx.get_current_key(), self.count.value()
+
+
+def test_a_process_function_sees_each_records_own_key_whatever_its_type(env_factory):
+    # Keys of one chunk: the str and int keys take the backend's cached slots; True,
+    # equal to 1, makes all of the chunk's keys go the general way. Each record sees its
+    # key as it is (True stays a bool); state is per equal key, so 1 and True share it.
+    env = env_factory(parallelism=1)
+    data = [("a", 1), (1, 2), ("a", 3), (b"a", 4), (1, 5)]
+    for keys in (data, data + [(True, 6)]):
+        got = list(env.from_collection(keys).assign_timestamps_and_watermarks(bounded())
+                   .key_by(lambda r: r[0]).process(KeyAndCount()).execute_and_collect())
+        expected = [("a", 1), (1, 1), ("a", 2), (b"a", 1), (1, 2), (True, 3)][:len(keys)]
+        assert [(type(k), k, n) for k, n in got] == [(type(k), k, n) for k, n in expected]
