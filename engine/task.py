@@ -27,6 +27,8 @@ from .graph import Stage
 from .metrics import OperatorMetrics
 from .operators.base import is_pickled
 from .operators.chunks import RecordShape
+from .operators.timestamps import TimestampsOperator
+from .operators.udf import MapOperator
 from .routing import Router
 from .runtime_context import ProcessContext, StreamingRuntimeContext, TimerService
 from .state_backends import restore_backend
@@ -132,11 +134,25 @@ class StageInstance:
     def _input_of(self, node_id: int, index: int) -> Callable:
         return self.metrics[node_id].count_in(self.operators[node_id].input(index))
 
+    def _stamping_input(self, node) -> Optional[Callable]:
+        """A map whose results go to a chained ``assign_timestamps_and_watermarks`` only,
+        as they are (no declared type to convert them to), stamps them in its own loop:
+        then the input its results go to (else None)."""
+        op = self.operators[node.id]
+        if (type(op) is not MapOperator or len(node.chained) != 1 or node.out_edges
+                or not is_pickled(node.output_type)):
+            return None
+        stamper = self.operators[node.chained[0]]
+        if type(stamper) is not TimestampsOperator:
+            return None
+        op.stamp_for(stamper)
+        return self.metrics[node.chained[0]].count_in(stamper.take_stamped)
+
     def _output_of(self, node) -> Callable:
         """Wires the node's outputs: chained operators and routers of edges leaving the
         stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
-        targets = [self._input_of(n, 0) for n in node.chained]
+        targets = [self._stamping_input(node) or self._input_of(n, 0) for n in node.chained]
         side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]

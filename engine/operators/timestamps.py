@@ -32,6 +32,11 @@ class TimestampsOperator(Operator):
                 append((extract(value, timestamp), value))
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
+        self.take_stamped(out)
+
+    def take_stamped(self, out: list) -> None:
+        """Passes on elements this operator's assigner has stamped already (a chained map
+        stamps its results: ``MapOperator.stamp_for``)."""
         if out:
             split = self.task.clock.current_split
             input_id = self.task.subtask if split is None else split

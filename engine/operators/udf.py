@@ -12,11 +12,24 @@ from .chunks import KeyedChunk
 
 
 class MapOperator(UdfOperator):
+    def __init__(self, function):
+        super().__init__(function)
+        self._timestamps = None  # the chained timestamps operator that stamps the results
+
     def open(self):
         super().open()
         self._map = self.function.map
 
+    def stamp_for(self, timestamps) -> None:
+        """Stamps the results with the event time the chained ``timestamps`` operator
+        (a ``TimestampsOperator``) would give them, in the same loop over the records: the
+        task then wires this map's output to ``timestamps.take_stamped``."""
+        self._timestamps = timestamps
+
     def process_chunk(self, records):
+        if self._timestamps is not None and self.cursor.stamped:
+            self.output(self._map_and_stamp(records))
+            return
         f = self._map
         out = []
         record = None
@@ -32,6 +45,25 @@ class MapOperator(UdfOperator):
         except Exception as e:
             raise OperatorError.wrap(self.name, record, e) from None
         self.output(out)
+
+    def _map_and_stamp(self, records) -> list:
+        f, out = self._map, []
+        append = out.append
+        timestamps = self._timestamps
+        extract = timestamps.timestamp_assigner.extract_timestamp
+        record = value = None
+        mapped = False  # whether the failing call, if any, was the assigner's
+        try:
+            for timestamp, record in records:
+                mapped = False
+                value = f(record)
+                mapped = True
+                append((extract(value, timestamp), value))
+        except Exception as e:
+            if mapped:
+                raise OperatorError.wrap(timestamps.name, value, e) from None
+            raise OperatorError.wrap(self.name, record, e) from None
+        return out
 
 
 class FilterOperator(UdfOperator):

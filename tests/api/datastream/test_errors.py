@@ -54,6 +54,29 @@ def test_a_failing_map_or_reduce_of_an_event_time_job_names_its_record(env_facto
         env.execute()
 
 
+class FailsOn20(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        if value == 20:
+            raise ValueError("no time for 20")
+        return value
+
+
+def test_a_map_and_the_assigner_after_it_each_name_their_own_record(env_factory):
+    # The map and the timestamp assigner chained after it run in one loop over the
+    # records; a failure still names the one of them that failed, with its record.
+    env = env_factory(parallelism=2)
+    event_time(env.from_collection([1, 2, 3]).map(fail_on(2)).name("parse")).print()
+    with pytest.raises(JobExecutionException, match=r"(?s)Operator 'parse'.*record 2"):
+        env.execute()
+    env = env_factory(parallelism=2)
+    (env.from_collection([1, 2, 3]).map(lambda x: x * 10).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(FailsOn20()))
+     .print())
+    with pytest.raises(JobExecutionException,
+                       match=r"(?s)Operator 'Timestamps/Watermarks'.*record 20.*no time for 20"):
+        env.execute()
+
+
 def test_error_message_truncates_a_huge_record():
     env = make_env("local")
     env.from_collection(["x" * 100_000]).map(fail_on("x" * 100_000)).print()

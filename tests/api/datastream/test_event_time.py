@@ -358,3 +358,21 @@ def test_a_process_function_sees_each_records_own_key_whatever_its_type(env_fact
                    .key_by(lambda r: r[0]).process(KeyAndCount()).execute_and_collect())
         expected = [("a", 1), (1, 1), ("a", 2), (b"a", 1), (1, 2), (True, 3)][:len(keys)]
         assert [(type(k), k, n) for k, n in got] == [(type(k), k, n) for k, n in expected]
+
+
+class SeesTimeAndWatermark(KeyedProcessFunction):
+    def process_element(self, value, ctx):
+        yield value, ctx.timestamp(), ctx.timer_service().current_watermark()
+
+
+def test_a_map_before_the_assigner_gives_its_results_their_time_and_the_watermark(
+        env_factory):
+    # The map stamps its results in its own loop (engine.task._stamping_input). A batch
+    # of one record sees the watermark of the batches two before it: the largest
+    # timestamp so far, less the bound (0), less 1.
+    env = env_factory(parallelism=1, micro_batch_size=1)
+    got = list(env.from_collection([1, 3, 2, 5]).map(lambda x: ("k", x * 1000))
+               .assign_timestamps_and_watermarks(bounded(0)).key_by(lambda r: r[0])
+               .process(SeesTimeAndWatermark()).execute_and_collect())
+    assert got == [(("k", 1000), 1000, MIN), (("k", 3000), 3000, MIN),
+                   (("k", 2000), 2000, 999), (("k", 5000), 5000, 2999)]
