@@ -135,7 +135,7 @@ class StageInstance:
         return self.metrics[node_id].count_in(self.operators[node_id].input(index))
 
     def _stamping_input(self, node) -> Optional[Callable]:
-        """A map whose results go to a chained ``assign_timestamps_and_watermarks`` only,
+        """A map whose results go to one chained ``assign_timestamps_and_watermarks`` only,
         as they are (no declared type to convert them to), stamps them in its own loop:
         then the input its results go to (else None)."""
         op = self.operators[node.id]
@@ -152,7 +152,8 @@ class StageInstance:
         """Wires the node's outputs: chained operators and routers of edges leaving the
         stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
-        targets = [self._stamping_input(node) or self._input_of(n, 0) for n in node.chained]
+        stamping = self._stamping_input(node)
+        targets = [stamping] if stamping else [self._input_of(n, 0) for n in node.chained]
         side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, MutableMapping, Optional, Set, Tuple
+from typing import (Any, Callable, Dict, Hashable, Iterable, Iterator, MutableMapping, Optional,
+                    Set, Tuple)
 
 from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateFile, StateStore
