@@ -17,9 +17,11 @@ KeyedProcessFunction with a ValueState counter -> a counting sink; every key is 
 at each K of ``--keys``, in micro-batches of ``--micro-batch-size`` (default 500,000 per
 split). Beside records/s: the peak resident memory during the run of the driver process
 and of the other Python processes under it (Spark's Python workers and their daemon,
-RSS added up: pages they share after the fork count once per process), sampled every
-0.25 s, and the driver's lifetime peak (``resource.getrusage``), so memory that grows
-with N or K shows.
+RSS added up: pages they share after the fork count once per process), the largest of
+those processes, sampled every 0.25 s, and the driver's lifetime peak
+(``resource.getrusage``), so memory that grows with N or K shows. The sum also counts
+the subtask hosts of the previous run, which stay up to
+``task_host.FINISHED_IDLE_SECONDS`` after it: growth shows in the largest process.
 """
 import argparse
 import os
@@ -159,19 +161,22 @@ class PeakMemory:
 
     def __init__(self, interval: float = 0.25):
         self.interval = interval
-        self.driver_mb = self.workers_mb = 0.0
+        self.driver_mb = self.workers_mb = self.largest_mb = 0.0
         self._stop = threading.Event()
 
     def _sample(self) -> None:
         me = os.getpid()
-        driver, workers = _rss_kb(me), 0
+        driver, workers, largest = _rss_kb(me), 0, 0
         for pid in _python_descendants(me):
             try:
-                workers += _rss_kb(pid)
+                rss = _rss_kb(pid)
             except OSError:  # it ended
-                pass
+                continue
+            workers += rss
+            largest = max(largest, rss)
         self.driver_mb = max(self.driver_mb, driver / 1024)
         self.workers_mb = max(self.workers_mb, workers / 1024)
+        self.largest_mb = max(self.largest_mb, largest / 1024)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -222,10 +227,11 @@ def _growth_row(label: str, n: int, fn, *args) -> dict:
     with PeakMemory() as memory:
         result, seconds = timed(fn, *args)
     row = {"run": label, "n": n, "rate": n / seconds, "driver_mb": memory.driver_mb,
-           "workers_mb": memory.workers_mb, "lifetime_mb": lifetime_peak_mb(),
-           "result": result}
+           "workers_mb": memory.workers_mb, "largest_mb": memory.largest_mb,
+           "lifetime_mb": lifetime_peak_mb(), "result": result}
     print(f"{label:20} {n:>11,} {row['rate']:>11,.0f} {row['driver_mb']:>9.0f} "
-          f"{row['workers_mb']:>10.0f} {row['lifetime_mb']:>9.0f}", flush=True)
+          f"{row['workers_mb']:>10.0f} {row['largest_mb']:>10.0f} {row['lifetime_mb']:>9.0f}",
+          flush=True)
     return row
 
 
@@ -289,9 +295,9 @@ def main(argv=None):
         opts.n = opts.n or "1000000,4000000"
         print(f"# parallelism {opts.parallelism}, micro-batch {opts.batch_size or 500_000:,} "
               f"per split; MB: peak resident memory during the run (driver; Python processes "
-              f"under it), and the driver's lifetime peak")
+              f"under it, added up and the largest), and the driver's lifetime peak")
         header = (f"{'run':20} {'N':>11} {'rec/s':>11} {'driver MB':>9} {'workers MB':>10} "
-                  f"{'life MB':>9}")
+                  f"{'largest MB':>10} {'life MB':>9}")
         print(header)
         print("-" * len(header))
         return run_growth(opts)
