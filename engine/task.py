@@ -27,6 +27,7 @@ from .graph import Stage
 from .metrics import OperatorMetrics
 from .operators.base import is_pickled
 from .operators.chunks import RecordShape
+from .operators.io import SourceOperator
 from .operators.timestamps import TimestampsOperator
 from .operators.udf import MapOperator
 from .routing import Router
@@ -134,26 +135,35 @@ class StageInstance:
     def _input_of(self, node_id: int, index: int) -> Callable:
         return self.metrics[node_id].count_in(self.operators[node_id].input(index))
 
-    def _stamping_input(self, node) -> Optional[Callable]:
-        """A map whose results go to one chained ``assign_timestamps_and_watermarks`` only,
-        as they are (no declared type to convert them to), stamps them in its own loop:
-        then the input its results go to (else None)."""
-        op = self.operators[node.id]
-        if (type(op) is not MapOperator or len(node.chained) != 1 or node.out_edges
-                or not is_pickled(node.output_type)):
+    def _fused_input(self, node) -> Optional[Callable]:
+        """Where the node's results go when it and the one node chained after it share
+        one loop over the records (else None):
+
+        - a source whose records have no timestamps hands a map (in a timed job) its
+          plain values, not ``(None, value)`` elements (``MapOperator.take_values``);
+        - a map whose results go, as they are (no declared type to convert them to), to
+          ``assign_timestamps_and_watermarks`` stamps them (``MapOperator.stamp_for``).
+        """
+        if len(node.chained) != 1 or node.out_edges:
             return None
-        stamper = self.operators[node.chained[0]]
-        if type(stamper) is not TimestampsOperator:
-            return None
-        op.stamp_for(stamper)
-        return self.metrics[node.chained[0]].count_in(stamper.take_stamped)
+        op, after = self.operators[node.id], self.operators[node.chained[0]]
+        counted = self.metrics[node.chained[0]].count_in
+        if (type(op) is SourceOperator and type(after) is MapOperator and self.shape.timed
+                and not op.source.stamps_records):
+            op.emits_values = True
+            return counted(after.take_values)
+        if (type(op) is MapOperator and type(after) is TimestampsOperator
+                and is_pickled(node.output_type)):
+            op.stamp_for(after)
+            return counted(after.take_stamped)
+        return None
 
     def _output_of(self, node) -> Callable:
         """Wires the node's outputs: chained operators and routers of edges leaving the
         stage; side outputs go to ``operator.side_outputs[tag]``."""
         plan = self.job.plan
-        stamping = self._stamping_input(node)
-        targets = [stamping] if stamping else [self._input_of(n, 0) for n in node.chained]
+        fused = self._fused_input(node)
+        targets = [fused] if fused else [self._input_of(n, 0) for n in node.chained]
         side_targets: Dict[str, List[Callable]] = {}
         for e in node.out_edges:
             edge = plan.edges[e]

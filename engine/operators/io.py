@@ -22,13 +22,15 @@ class SourceOperator(Operator):
         super().__init__()
         self.source = source
         self.positions = []  # (split, position) the reader reported in this batch
+        self.emits_values = False  # plain values, for a chained map that takes them
 
     def process_chunk(self, records):
         self.output(records)
 
     def run(self, split_range) -> None:
         shape = self.task.shape
-        as_elements = shape.from_stamped if self.source.stamps_records else shape.from_values
+        as_elements = (_as_they_are if self.emits_values else
+                       shape.from_stamped if self.source.stamps_records else shape.from_values)
         clock = self.task.clock
         clock.current_split = split_range.split
         try:
@@ -85,3 +87,7 @@ class SinkOperator(Operator):
 
     def close(self) -> None:
         self.sink.close_subtask()
+
+
+def _as_they_are(values: list) -> list:
+    return values

@@ -3,6 +3,8 @@
 Each loops over a whole chunk and passes on one result chunk; a failing call is
 reported with the record it failed on.
 """
+from itertools import repeat
+
 from ..errors import OperatorError
 from ..runtime_context import ProcessContext, TimeDomain
 from ..time.timers import EVENT_TIME, PROCESSING_TIME
@@ -25,6 +27,11 @@ class MapOperator(UdfOperator):
         (a ``TimestampsOperator``) would give them, in the same loop over the records: the
         task then wires this map's output to ``timestamps.take_stamped``."""
         self._timestamps = timestamps
+
+    def take_values(self, values: list) -> None:
+        """Maps a chained source's plain values, as elements without timestamps (a timed
+        job: the task wires a source to it so, ``engine.task``)."""
+        self.process_chunk(zip(repeat(None), values))
 
     def process_chunk(self, records):
         if self._timestamps is not None and self.cursor.stamped:

@@ -62,13 +62,14 @@ class FailsOn20(TimestampAssigner):
 
 
 def test_a_map_and_the_assigner_after_it_each_name_their_own_record(env_factory):
-    # The map and the timestamp assigner chained after it run in one loop over the
-    # records; a failure still names the one of them that failed, with its record.
-    env = env_factory(parallelism=2)
+    # At parallelism 1 the source, the map and the timestamp assigner form one chain
+    # that runs in one loop over the records; a failure still names the one of them
+    # that failed, with its record.
+    env = env_factory(parallelism=1)
     event_time(env.from_collection([1, 2, 3]).map(fail_on(2)).name("parse")).print()
     with pytest.raises(JobExecutionException, match=r"(?s)Operator 'parse'.*record 2"):
         env.execute()
-    env = env_factory(parallelism=2)
+    env = env_factory(parallelism=1)
     (env.from_collection([1, 2, 3]).map(lambda x: x * 10).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(FailsOn20()))
      .print())

@@ -10,6 +10,7 @@ from api.common import Duration, TimestampAssigner, Types, WatermarkStrategy
 from api.datastream import (KeyedProcessFunction, OutputTag, ProcessFunction,
                             RuntimeExecutionMode)
 from api.datastream.state import ValueStateDescriptor
+from api.testing.test_stream import TestStream
 from engine import task
 from engine.errors import JobExecutionException
 from tests.conftest import GatheringSink, make_env
@@ -376,3 +377,15 @@ def test_a_map_before_the_assigner_gives_its_results_their_time_and_the_watermar
                .process(SeesTimeAndWatermark()).execute_and_collect())
     assert got == [(("k", 1000), 1000, MIN), (("k", 3000), 3000, MIN),
                    (("k", 2000), 2000, 999), (("k", 5000), 5000, 2999)]
+
+
+def test_a_map_after_a_source_that_stamps_its_records_keeps_their_timestamps(env_factory):
+    # A source whose records carry timestamps (a TestStream) passes them to a chained
+    # map as elements; the map's results keep them.
+    stream = TestStream().add_elements([(("k", 1), 1000), (("k", 2), 2500)])
+    env = env_factory(parallelism=1)
+    got = list(env.from_source(stream, WatermarkStrategy.no_watermarks(), "steps")
+               .map(lambda v: (v[0], v[1] * 10)).key_by(lambda v: v[0])
+               .process(SeesTimeAndWatermark()).execute_and_collect())
+    assert [(value, timestamp) for value, timestamp, _ in got] == [
+        (("k", 10), 1000), (("k", 20), 2500)]

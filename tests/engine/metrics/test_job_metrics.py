@@ -39,6 +39,24 @@ class _Stamp(TimestampAssigner):
         return value[1]
 
 
+def test_a_source_map_and_assigner_in_one_loop_count_their_records_each():
+    # In one chain, the source hands the map its plain values and the map stamps its
+    # results for the assigner (engine.task._fused_input): each still counts its own.
+    env = make_env("local", parallelism=1, micro_batch_size=7)
+    sink = GatheringSink()
+    (env.from_collection(list(range(N))).map(lambda x: ("k", x))
+     .assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Stamp()))
+     .filter(lambda v: v[1] % 3 != 0).add_sink(sink))
+    operators = env.execute("stamping").get_metrics()["operators"]
+    counts = {name: (operators[name]["numRecordsIn"], operators[name]["numRecordsOut"])
+              for name in ("Source: Collection Source", "Map", "Timestamps/Watermarks",
+                           "Filter")}
+    assert counts == {"Source: Collection Source": (N, N), "Map": (N, N),
+                      "Timestamps/Watermarks": (N, N), "Filter": (N, N * 2 // 3)}
+    assert sorted(sink.values()) == [("k", x) for x in range(N) if x % 3 != 0]
+
+
 # Batches of 3 records: the watermark advances to 9_999 after the second batch (from
 # what the first saw), so the third batch's records at 500 and 1_500 are late for their
 # window [0, 5_000) and dropped.
