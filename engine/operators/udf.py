@@ -29,8 +29,8 @@ class MapOperator(UdfOperator):
         self._timestamps = timestamps
 
     def take_values(self, values: list) -> None:
-        """Maps a chained source's plain values, as elements without timestamps (a timed
-        job: the task wires a source to it so, ``engine.task``)."""
+        """Maps the plain values of a source chained before it in a timed job, as elements
+        without timestamps (wired by ``engine.task.StageInstance._fused_input``)."""
         self.process_chunk(zip(repeat(None), values))
 
     def process_chunk(self, records):
