@@ -27,6 +27,7 @@ from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from ..python_dependencies import Bundle, restore_working_directory
 from ..task import run_task
 from .base import Executor
+from .partition_task import run_partition, stage_steps
 from .task_host import hosts_supported, remove_run, run_directory, run_hosted
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
@@ -189,12 +190,40 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
         _run_subtask(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
+def _run_partition_task(load, run_id, steps, batch, partition, source_ranges):
+    (ranges,) = source_ranges  # the partition's split ranges, by source stage
+    return run_partition(functools.partial(_run_subtask, load, run_id), steps, batch,
+                         partition, ranges)
+
+
 def _commit(committer, batch_id, item):
     subtask, committable = item
     committer.commit(batch_id, subtask, committable)
 
 
 _LOCAL_WITH_RETRIES = re.compile(r"^local\[[^,\]]+,\s*(\d+)\]$")
+
+
+_LOCAL = re.compile(r"^local(\[(\d+|\*)(,\s*\d+)?\])?$")
+
+
+def local_slots(master: str, conf) -> int:
+    """How many tasks a local master runs at once (0 for any other master)."""
+    match = _LOCAL.match(master)
+    if not match:
+        return 0
+    threads = match.group(2) or "1"
+    cores = (os.cpu_count() or 1) if threads == "*" else int(threads)
+    return cores // int(conf.get("spark.task.cpus", "1"))
+
+
+def one_task_per_partition(plan, master: str, conf, attempts: int) -> bool:
+    """Whether a batch of ``plan`` runs as one barrier stage of a task per partition
+    index (``partition_task``): on a local master that runs every subtask of it at once,
+    when a failed task is not retried (Spark would retry the whole barrier stage)."""
+    stages = plan.stages
+    return (len(stages) > 1 and attempts == 1
+            and max(stage.parallelism for stage in stages) <= local_slots(master, conf))
 
 
 def task_attempts(master: str, conf) -> int:
@@ -217,6 +246,7 @@ class SparkExecutor(Executor):
         self.job: Optional[CompiledJob] = None
         self._broadcast = None
         self._bundle = bundle
+        self._steps = None  # set when a batch runs as one task per partition index
         self.shares_driver_disk = self.sc.master.startswith("local")
         self.task_attempts = (task_attempts(self.sc.master, session.conf)  # one lookup at most
                               if retry_tasks else 1)
@@ -226,6 +256,9 @@ class SparkExecutor(Executor):
         if self._bundle is not None:  # every worker unpacks it before its next task
             self.sc.addArchive(self._bundle.archive)
         self._broadcast = self.sc.broadcast((self._bundle, cloudpickle.dumps(job)))
+        if one_task_per_partition(job.plan, self.sc.master, self.session.conf,
+                                  self.task_attempts):
+            self._steps = stage_steps(job.plan)
 
     def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         if not self.shares_driver_disk or len(self.job.plan.stages) == 1:
@@ -235,11 +268,40 @@ class SparkExecutor(Executor):
         exchange_dir = os.path.join(run_directory(self.job.run_id), "exchange",
                                     str(batch.batch_id))
         os.makedirs(exchange_dir, mode=0o700, exist_ok=True)
+        run = self._run_stages if self._steps is None else self._run_partitions
         try:
-            return self._run_stages(dataclasses.replace(batch, exchange_dir=exchange_dir),
-                                    source_ranges)
+            return run(dataclasses.replace(batch, exchange_dir=exchange_dir), source_ranges)
         finally:
             shutil.rmtree(exchange_dir, ignore_errors=True)
+
+    def _name_job(self, batch: BatchInfo) -> Dict[int, str]:
+        """Spark's UI lists the batch's job under a group and description; returns the
+        stages' names."""
+        job = self.job
+        stage_names = {stage.id: _stage_name(job.plan, stage) for stage in job.plan.stages}
+        self.sc.setJobGroup(f"{batch.job_name} [{job.run_id[:8]}] batch {batch.batch_id}",
+                            f"{batch.job_name}: batch {batch.batch_id}: "
+                            + " | ".join(stage_names.values()))
+        return stage_names
+
+    def _run_partitions(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
+        """The batch as one barrier stage of one task per partition index
+        (``partition_task``)."""
+        self._name_job(batch)
+        stages = self.job.plan.stages
+        partitions = max(stage.parallelism for stage in stages)
+        ranges = [{s.id: source_ranges[s.id][p] for s in stages
+                   if s.is_source and p < s.parallelism} for p in range(partitions)]
+        run = functools.partial(_run_partition_task, functools.partial(
+            _load_job, self._broadcast), self.job.run_id, self._steps, batch)
+        return self._collect(batch, self.sc.parallelize(ranges, partitions).barrier()
+                             .mapPartitionsWithIndex(run))
+
+    def _collect(self, batch: BatchInfo, rdd) -> list:
+        try:
+            return rdd.collect()
+        except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
+            raise JobExecutionException(f"Spark failed to run batch {batch.batch_id}: {e}") from e
 
     def _run_stages(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         from pyspark import StorageLevel
@@ -248,11 +310,7 @@ class SparkExecutor(Executor):
         load = functools.partial(_load_job, self._broadcast)
         outputs = {}
         downstream = _downstream_stages(plan)
-        # Spark's UI lists the batch's job under this group and description.
-        stage_names = {stage.id: _stage_name(plan, stage) for stage in plan.stages}
-        sc.setJobGroup(f"{batch.job_name} [{job.run_id[:8]}] batch {batch.batch_id}",
-                       f"{batch.job_name}: batch {batch.batch_id}: "
-                       + " | ".join(stage_names.values()))
+        stage_names = self._name_job(batch)
         for stage in plan.stages:
             if stage.is_source:
                 rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
@@ -283,13 +341,11 @@ class SparkExecutor(Executor):
         to_driver = [outputs[s.id].filter(for_driver) for s in plan.stages
                      if not downstream[s.id]]
         try:
-            results = (to_driver[0] if len(to_driver) == 1 else sc.union(to_driver)).collect()
-        except Exception as e:  # a failure outside user code (e.g. a record Spark cannot pickle)
-            raise JobExecutionException(f"Spark failed to run batch {batch.batch_id}: {e}") from e
+            return self._collect(batch, to_driver[0] if len(to_driver) == 1
+                                 else sc.union(to_driver))
         finally:
             for out in feeding:
                 out.unpersist()
-        return results
 
     def run_commits(self, committer, batch_id: int, committables: List[tuple]) -> None:
         """One Spark task per committable, so committed records go from the workers to

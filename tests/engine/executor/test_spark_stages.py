@@ -1,10 +1,15 @@
 """Stage graphs on Spark: what each stage leaves for the driver reaches it, whichever
-stages a stage feeds (one, several, or none)."""
+stages a stage feeds (one, several, or none); on a local master a batch is one Spark
+stage where it can be."""
 import glob
 import os
+from types import SimpleNamespace
+
+import pytest
 
 from api.datastream import MapFunction
 from engine.executor import task_host
+from engine.executor.spark import one_task_per_partition
 from tests.conftest import make_env
 
 
@@ -48,3 +53,40 @@ def test_on_a_local_master_chunks_cross_stages_in_files_kept_for_their_batch_onl
     assert {batches for _, batches, _ in out} == {1}  # the running batch's, no other
     assert all(files > 0 for _, _, files in out)
     assert exchange_batches() == before
+
+
+class SparkStage(MapFunction):
+    """Adds to a tuple the Spark stage its task runs in."""
+
+    def map(self, value):
+        from pyspark import TaskContext
+        return value + (TaskContext.get().stageId(),)
+
+
+def test_on_a_local_master_a_batch_of_several_stages_is_one_spark_stage(spark):
+    env = make_env("spark", parallelism=2)  # one batch
+    tagged = env.from_collection([(x,) for x in range(40)]).map(SparkStage()) \
+        .key_by(lambda r: r[0] % 5).map(SparkStage())
+    out = sorted(tagged.execute_and_collect())
+    assert [value for value, _, _ in out] == list(range(40))
+    assert len({stage for _, before, after in out for stage in (before, after)}) == 1
+
+
+def plan_of(*parallelisms):
+    return SimpleNamespace(stages=[SimpleNamespace(parallelism=p) for p in parallelisms])
+
+
+@pytest.mark.parametrize("plan,master,conf,attempts,expected", [
+    (plan_of(2, 2), "local[2]", {}, 1, True),
+    (plan_of(1, 2), "local[2]", {}, 1, True),
+    (plan_of(2), "local[2]", {}, 1, False),             # one stage: nothing to join
+    (plan_of(2, 3), "local[2]", {}, 1, False),          # not every subtask at once
+    (plan_of(2, 2), "local[2]", {"spark.task.cpus": "2"}, 1, False),
+    (plan_of(1, 1), "local", {}, 1, True),
+    (plan_of(2, 2), "local[4, 3]", {}, 3, False),       # Spark retries failed tasks
+    (plan_of(2, 2), "local-cluster[2,1,1024]", {}, 1, False),
+    (plan_of(2, 2), "spark://127.0.0.1:7077", {}, 1, False),
+])
+def test_a_batch_is_one_task_per_partition_where_every_subtask_runs_at_once_untried_again(
+        plan, master, conf, attempts, expected):
+    assert one_task_per_partition(plan, master, conf, attempts) is expected
