@@ -83,10 +83,12 @@ def plan_of(*parallelisms):
     (plan_of(2, 3), "local[2]", {}, 1, False),          # not every subtask at once
     (plan_of(2, 2), "local[2]", {"spark.task.cpus": "2"}, 1, False),
     (plan_of(1, 1), "local", {}, 1, True),
+    (plan_of(3, 3), "local[*]", {}, 1, True),           # the JVM sees 3 processors
+    (plan_of(4, 4), "local[*]", {}, 1, False),
     (plan_of(2, 2), "local[4, 3]", {}, 3, False),       # Spark retries failed tasks
     (plan_of(2, 2), "local-cluster[2,1,1024]", {}, 1, False),
     (plan_of(2, 2), "spark://127.0.0.1:7077", {}, 1, False),
 ])
 def test_a_batch_is_one_task_per_partition_where_every_subtask_runs_at_once_untried_again(
         plan, master, conf, attempts, expected):
-    assert one_task_per_partition(plan, master, conf, attempts) is expected
+    assert one_task_per_partition(plan, master, conf, attempts, lambda: 3) is expected
