@@ -51,6 +51,8 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=1, help="runs per workload; best is shown")
     p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"],
                    help="keyed state backend of the engine's runs (state.backend.type)")
+    p.add_argument("--object-reuse", action="store_true",
+                   help="the engine's runs enable object reuse (pipeline.object-reuse)")
     return p.parse_args(argv)
 
 

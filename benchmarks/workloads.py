@@ -59,6 +59,7 @@ def environment(opts) -> StreamExecutionEnvironment:
     conf.set_string("execution.executor", opts.executor)
     conf.set_string("execution.micro-batch.size", str(opts.micro_batch_size))
     conf.set_string("state.backend.type", getattr(opts, "state_backend", "hashmap"))
+    conf.set_string("pipeline.object-reuse", str(getattr(opts, "object_reuse", False)).lower())
     env = StreamExecutionEnvironment.get_execution_environment(conf, opts.session)
     env.set_parallelism(opts.parallelism)
     return env

@@ -31,6 +31,9 @@ class BatchInfo:
     # Where chunks for the next stage are left as files instead of travelling through
     # the executor's shuffle (Spark with a local master: every task shares this disk).
     exchange_dir: Optional[str] = None
+    # Object reuse, with every stage of a partition index in one process (Spark with a
+    # local master): the chunks a subtask sends to its own index stay there, unpickled.
+    keeps_own_chunks: bool = False
 
 
 @dataclass
@@ -42,6 +45,7 @@ class CompiledJob:
     state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
     storage_options: Dict[str, Dict[str, object]] = field(default_factory=dict)  # per scheme
+    object_reuse: bool = False               # records may be shared, not copied
 
 
 class ExchangeFile(NamedTuple):
@@ -49,13 +53,20 @@ class ExchangeFile(NamedTuple):
     path: str
 
 
+class KeptChunk(NamedTuple):
+    """A chunk's records kept, unpickled, in the process that routed them (which also
+    runs their target subtask): the key under which ``engine.exchange`` keeps them."""
+    key: tuple
+
+
 class DataChunk(NamedTuple):
     """Records crossing ``edge`` from subtask ``source`` to subtask ``target``: one pickled
-    list per (edge, source, target) and batch, as bytes or in an ``ExchangeFile``."""
+    list per (edge, source, target) and batch, as bytes or in an ``ExchangeFile`` (or
+    unpickled, in the process of both subtasks: ``KeptChunk``)."""
     edge: int
     source: int
     target: int
-    payload: Union[bytes, ExchangeFile]
+    payload: Union[bytes, ExchangeFile, KeptChunk]
 
 
 class SinkCommittable(NamedTuple):

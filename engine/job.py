@@ -38,6 +38,7 @@ class JobSettings:
     state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)
     job_name: str = "Flink Streaming Job"
+    object_reuse: bool = False  # ExecutionConfig.enable_object_reuse()
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
     python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
@@ -73,7 +74,8 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                 "open files, sockets or sessions; create those in open().") from e
     check_state_backend(settings.state_backend)
     return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend,
-                       dict(settings.state_backend_options), dict(settings.storage_options))
+                       dict(settings.state_backend_options), dict(settings.storage_options),
+                       settings.object_reuse)
 
 
 RELATIVE_EXECUTABLE = (

@@ -2,7 +2,9 @@
 
 A router owns one list per target partition (a chunk), pickled into a piece
 (``engine.exchange``) whenever it holds ``PIECE_RECORDS`` records; the task ships
-each target's pieces after the batch, so records cross a shuffle in batches.
+each target's pieces after the batch, so records cross a shuffle in batches. The
+pieces of its ``local_target`` (object reuse: the subtask's own partition index, read
+in the same process) stay unpickled.
 """
 import random
 from operator import itemgetter
@@ -33,7 +35,8 @@ class Router:
         self.keys: Optional[List[list]] = (
             [[] for _ in range(down_parallelism)]
             if keyed_target and partitioning.strategy == HASH else None)
-        self.pieces: List[List[bytes]] = [[] for _ in range(down_parallelism)]
+        self.pieces: List[list] = [[] for _ in range(down_parallelism)]
+        self.local_target: Optional[int] = None
         route = self._make_route(
             partitioning, subtask, up_parallelism, down_parallelism, down_max_parallelism, seed)
         chunks = self.chunks
@@ -46,18 +49,23 @@ class Router:
         self.route: Callable = route_and_pickle
 
     def _pickle_chunk(self, target: int) -> None:
-        """Moves the target's chunk into a pickled piece."""
+        """Moves the target's chunk into a pickled piece (or, for the local target, into a
+        piece as it is)."""
         chunk = self.chunks[target]
-        if self.keys is None:
-            self.pieces[target].append(pickled(self.name, chunk))
-        else:
-            keys = self.keys[target]
-            self.pieces[target].append(pickled(self.name, KeyedChunk(keys, chunk)))
-            keys.clear()
+        piece = chunk if self.keys is None else KeyedChunk(self.keys[target], chunk)
+        if target == self.local_target:
+            self.pieces[target].append(piece)
+            self.chunks[target] = []
+            if self.keys is not None:
+                self.keys[target] = []
+            return
+        self.pieces[target].append(pickled(self.name, piece))
         chunk.clear()
+        if self.keys is not None:
+            self.keys[target].clear()
 
     def take_chunks(self):
-        """Returns [(target, pickled pieces)] for non-empty targets and starts anew."""
+        """Returns [(target, pieces)] for non-empty targets and starts anew."""
         out = []
         for target, chunk in enumerate(self.chunks):
             if chunk:

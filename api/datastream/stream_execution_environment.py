@@ -383,6 +383,7 @@ class StreamExecutionEnvironment:
             state_backend_options=dict(self._state_backend.engine_options(), allow_pickled=(
                 self._conf.get(ALLOW_PICKLED_STATE, "true").strip().lower() != "false")),
             job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
+            object_reuse=self._config.is_object_reuse_enabled(),
             checkpoints=self._checkpoint_options(), metrics=self._metrics_options(),
             python_dependencies=PythonDependencies.from_configuration(
                 self._conf, tuple(self._cached_files)),

@@ -298,8 +298,10 @@ class SparkExecutor(Executor):
 
     def _run_partitions(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
         """The batch as one barrier stage of one task per partition index
-        (``partition_task``)."""
+        (``partition_task``); with object reuse, a subtask's chunks for its own index stay
+        in the process that runs the index's subtasks."""
         self._name_job(batch)
+        batch = dataclasses.replace(batch, keeps_own_chunks=self.job.object_reuse)
         stages = self.job.plan.stages
         partitions = max(stage.parallelism for stage in stages)
         ranges = [{s.id: source_ranges[s.id][p] for s in stages

@@ -9,7 +9,9 @@ we, per machine. The first Python worker to run subtask (run, stage, partition)
 forks a *host* process: a copy of the worker with the job already loaded, which
 owns the subtask's ``StageInstance``. Every later task of that subtask on the
 machine sends its input to the host over a Unix socket, and passes on what the
-host returns.
+host returns. With object reuse, where every stage of a partition index runs in one
+task, the stages of the index share one host (``host_name``), which keeps the chunks
+the index sends itself from one stage to the next.
 
 A host serves one task at a time, and exits when the driver removes the run's
 socket directory (``remove_run``, at the end of a job on a local master), when idle
@@ -59,18 +61,24 @@ def remove_run(run_id: str) -> None:
     shutil.rmtree(run_directory(run_id), ignore_errors=True)
 
 
+def host_name(stage_id: int, partition: int, batch: BatchInfo) -> str:
+    """The host of a subtask: its own, or with object reuse the one its partition index's
+    subtasks of every stage share (``BatchInfo.keeps_own_chunks``)."""
+    return f"partition {partition}" if batch.keeps_own_chunks else f"{stage_id}/{partition}"
+
+
 def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                batch: BatchInfo, inputs: Iterable) -> List:
     """``engine.task.run_task`` in the subtask's host (started here if there is none);
     returns its results. A subtask without a host whose batch is the job's last runs
     here: it needs no process that outlives the batch (e.g. a job of one batch)."""
-    path = _socket_path(run_id, stage_id, partition)
+    path = _socket_path(run_id, host_name(stage_id, partition, batch))
     if batch.is_final and not os.path.exists(path):
         return list(task.run_task(load_job, run_id, stage_id, partition, batch, inputs))
-    request = pickle.dumps((batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
+    request = pickle.dumps((stage_id, partition, batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
     for attempt in range(CONNECTION_ATTEMPTS):
         try:
-            reply = _ask(path, request, load_job, run_id, stage_id, partition)
+            reply = _ask(path, request, load_job, run_id)
             break
         except ConnectionError:  # the host ended meanwhile: a new one runs the task afresh
             if attempt + 1 == CONNECTION_ATTEMPTS:
@@ -88,13 +96,13 @@ def _ask(path: str, request: bytes, *host) -> bytearray:
         return _receive(connection)
 
 
-def _socket_path(run_id: str, stage_id: int, partition: int) -> str:
+def _socket_path(run_id: str, host: str) -> str:
     # Unix socket paths are short (~100 bytes): the name is a digest.
-    name = hashlib.sha1(f"{stage_id}/{partition}".encode()).hexdigest()[:16]
+    name = hashlib.sha1(host.encode()).hexdigest()[:16]
     return os.path.join(run_directory(run_id), name)
 
 
-def _host_connection(path: str, load_job, run_id, stage_id, partition) -> socket.socket:
+def _host_connection(path: str, load_job, run_id) -> socket.socket:
     for _ in range(3):
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -102,12 +110,11 @@ def _host_connection(path: str, load_job, run_id, stage_id, partition) -> socket
             return connection
         except (FileNotFoundError, ConnectionRefusedError):
             connection.close()
-        _start_host(path, load_job, run_id, stage_id, partition)
-    raise RuntimeError(f"no host could be started for stage {stage_id}, subtask "
-                       f"{partition} at {path}")
+        _start_host(path, load_job, run_id)
+    raise RuntimeError(f"no subtask host could be started at {path}")
 
 
-def _start_host(path: str, load_job, run_id, stage_id, partition) -> None:
+def _start_host(path: str, load_job, run_id) -> None:
     """Binds the host's socket here (so two workers cannot both start one) and forks."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -127,7 +134,7 @@ def _start_host(path: str, load_job, run_id, stage_id, partition) -> None:
             code = 0
             try:
                 if os.fork() == 0:
-                    _serve(listener, path, daemon, lambda: job, run_id, stage_id, partition)
+                    _serve(listener, path, daemon, lambda: job, run_id)
             except BaseException:
                 traceback.print_exc()
                 code = 1
@@ -140,8 +147,7 @@ def _start_host(path: str, load_job, run_id, stage_id, partition) -> None:
         listener.close()
 
 
-def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id, stage_id,
-           partition) -> None:
+def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id) -> None:
     """The host's loop: one task per connection, until there is no more work."""
     _close_inherited_sockets(keep=listener.fileno())
     _inherited.append((task._instances, task._jobs))
@@ -156,7 +162,7 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id, st
             continue
         connection, _ = listener.accept()
         with connection:
-            batch, inputs = pickle.loads(_receive(connection))
+            stage_id, partition, batch, inputs = pickle.loads(_receive(connection))
             try:
                 reply = ("ok", list(task.run_task(load_job, run_id, stage_id, partition,
                                                   batch, inputs)))

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.errors import OperatorError
-from engine.exchange import payload_of, pickled, records_of
+from engine.exchange import drop_kept_chunks_but, kept, payload_of, pickled, records_of
 from engine.operators.chunks import RecordShape
 from engine.graph import (BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE,
                           Partitioning)
@@ -120,3 +120,35 @@ def test_a_record_that_cannot_be_pickled_is_named_with_its_operator():
     with pytest.raises(OperatorError) as e:
         pickled("op", [1, lambda: 2])
     assert "op" in str(e.value) and "cannot be pickled" in str(e.value)
+
+
+def test_the_local_targets_records_stay_unpickled_in_pieces_of_their_own():
+    """Object reuse: the pieces for the subtask's own index are the records themselves,
+    in lists the router no longer fills; every other target's are pickled."""
+    router = Router("op", Partitioning(REBALANCE), 0, 1, 2, 128, seed=7,
+                    shape=RecordShape(timed=False))
+    router.local_target = 0
+    records = [[i] for i in range(2 * PIECE_RECORDS + 3)]  # mutable, to see identity
+    router.route(records[:PIECE_RECORDS * 2])
+    router.route(records[PIECE_RECORDS * 2:])
+    pieces = dict(router.take_chunks())
+    assert all(type(piece) is bytes for piece in pieces[1])
+    unpickled = [r for piece in pieces[0] for r in piece]
+    assert len(unpickled) == PIECE_RECORDS + 2
+    assert all(a is b for a, b in zip(unpickled, records[0::2]))
+    router.route([["to 1"], ["to 0"]])  # the kept pieces are not the router's lists
+    assert [r for piece in pieces[0] for r in piece] == unpickled
+    assert dict(router.take_chunks())[0] == [[["to 0"]]]
+
+
+def test_kept_records_are_read_once_in_their_process_and_dropped_with_their_batch():
+    payload = kept("run", 1, "e-0-0", [[1, 2], [3]])
+    assert [r for piece in records_of(payload) for r in piece] == [1, 2, 3]
+    with pytest.raises(RuntimeError, match="chunk e-0-0 of batch 1 was kept in a process "
+                                           "that is gone"):
+        list(records_of(payload))
+    stale, current = kept("run", 2, "e-0-0", [[4]]), kept("run", 3, "e-0-0", [[5]])
+    drop_kept_chunks_but("run", 3)  # (a task of batch 3 starts: batch 2 failed)
+    with pytest.raises(RuntimeError):
+        list(records_of(stale))
+    assert list(records_of(current)) == [[5]]

@@ -1,5 +1,6 @@
 """A task (``engine.task.run_task``) on hand-made input chunks: the order in which a
 batch's chunks are processed, the results it returns, and its cached state."""
+import gc
 import random
 
 from api.common import Types
@@ -7,9 +8,9 @@ from api.datastream import BroadcastProcessFunction, KeyedCoProcessFunction
 from api.datastream.sinks import CollectSink
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.batch import BatchInfo, DataChunk, SinkCommittable, TaskFailure
-from engine.exchange import payload_of, pickled
+from engine.exchange import kept, payload_of, pickled, records_of
 from engine.job import compile_job
-from engine.task import forget_job, run_task
+from engine.task import _collector_paused, forget_job, run_task
 from tests.conftest import make_env
 
 FACTORS = MapStateDescriptor("factors", Types.STRING(), Types.INT())
@@ -122,3 +123,24 @@ class _Gather:
 
     def engine_sink(self, type_info):
         return CollectSink(None)
+
+
+def test_the_collector_stays_paused_while_chunks_wait_for_a_later_stage_of_the_batch():
+    """A collection between two stages would walk every record kept for the second one
+    (object reuse); it resumes once they are read, and a collector the user turned off
+    stays off."""
+    assert gc.isenabled()
+    try:
+        with _collector_paused():
+            assert not gc.isenabled()
+            payload = kept("run", 7, "0-0-0", [[("k", 1)]])
+        assert not gc.isenabled()  # the records wait for the next stage
+        with _collector_paused():
+            assert [r for piece in records_of(payload) for r in piece] == [("k", 1)]
+        assert gc.isenabled()
+        gc.disable()
+        with _collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

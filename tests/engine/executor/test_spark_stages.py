@@ -3,19 +3,21 @@ stages a stage feeds (one, several, or none); on a local master a batch is one S
 stage where it can be."""
 import glob
 import os
+import threading
 from types import SimpleNamespace
 
 import pytest
 
 from api.datastream import MapFunction
+from engine.errors import JobExecutionException
 from engine.executor import task_host
 from engine.executor.spark import one_task_per_partition
 from tests.conftest import make_env
 
 
-def fan_out_and_in(executor):
+def fan_out_and_in(executor, **conf):
     """One stage feeding two keyed stages, whose union feeds a third."""
-    env = make_env(executor, parallelism=2, micro_batch_size=3)
+    env = make_env(executor, parallelism=2, micro_batch_size=3, **conf)
     base = env.from_collection(list(range(20))).map(lambda x: (x % 3, x % 2, x))
     by_three = base.key_by(lambda r: r[0]).reduce(lambda p, q: (p[0], p[1], p[2] + q[2]))
     by_two = base.key_by(lambda r: r[1]).reduce(lambda p, q: (p[0], p[1], p[2] + q[2]))
@@ -26,6 +28,27 @@ def fan_out_and_in(executor):
 def test_a_stage_feeding_several_stages_gives_the_local_executors_results(spark):
     assert fan_out_and_in("spark") == fan_out_and_in("local")
     assert len(fan_out_and_in("local")) == 40
+
+
+def test_with_object_reuse_a_stage_feeding_several_gives_the_local_executors_results(spark):
+    """Chunks for a subtask's own index stay in the host its index's stages share."""
+    assert fan_out_and_in("spark", **{"pipeline.object-reuse": "true"}) == \
+        fan_out_and_in("local")
+
+
+@pytest.mark.parametrize("object_reuse", [True, False])
+def test_only_with_object_reuse_a_record_for_the_own_index_is_not_pickled(spark,
+                                                                          object_reuse):
+    env = make_env("spark", parallelism=1, micro_batch_size=2,  # in a host, then the last
+                   **{"pipeline.object-reuse": str(object_reuse).lower()})
+    locked = env.from_collection(["a", "b", "a"]).map(lambda x: (x, threading.Lock())) \
+        .key_by(lambda r: r[0]).map(lambda r: (r[0], type(r[1]).__name__))
+    if object_reuse:
+        assert sorted(locked.execute_and_collect()) == [("a", "lock"), ("a", "lock"),
+                                                        ("b", "lock")]
+    else:
+        with pytest.raises(JobExecutionException, match="cannot be pickled"):
+            list(locked.execute_and_collect())
 
 
 def exchange_batches() -> list:

@@ -167,7 +167,7 @@ def test_a_task_whose_host_died_starts_one_that_goes_on_from_the_stored_state(tm
         _, second, same_host = count(1)
         assert (first, second, same_host) == (1, 2, host)
         os.kill(host, signal.SIGKILL)
-        _wait_until_gone(task_host._socket_path(job.run_id, stage.id, 0))
+        _wait_until_gone(task_host._socket_path(job.run_id, f"{stage.id}/0"))
         _, third, new_host = count(2)
         assert third == 3 and new_host != host
         assert count(3, is_final=True)[1] == 4
