@@ -145,11 +145,12 @@ class ExecutionConfig:
         return self._closure_cleaner
 
     def enable_object_reuse(self) -> "ExecutionConfig":
-        """Lets records be shared between operators instead of copied: on a local Spark
-        master, the records a subtask sends to its own partition index of the next stage
-        then stay in its process, neither pickled nor copied (faster; a function that
-        changes a record in place changes it for the operator that emitted it too).
-        Chained operators share records either way."""
+        """Lets records be shared between operators instead of copied: where a batch runs
+        as one Spark stage (a local master, see the README's "How it runs"), the records a
+        subtask sends to its own partition index of the next stage then stay in its
+        process, neither pickled nor copied (faster; a function that changes a record in
+        place changes it for the operator that emitted it too). Chained operators share
+        records either way."""
         self._object_reuse = True
         return self
 
