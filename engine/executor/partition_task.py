@@ -1,7 +1,7 @@
 """One Spark task per partition index for a whole micro-batch (Spark with a local master).
 
 A batch of several stages would be one Spark job of several Spark stages, each
-waiting for the one before to end (~40-70 ms a boundary here, with the shuffle of
+waiting for the one before to end (~40-100 ms a boundary here, with the shuffle of
 the chunks' names). Where every subtask of the batch can run at once, the batch is
 instead one barrier stage (Spark launches all its tasks together) of one task per
 partition index: task p runs subtask p of every stage, in plan order. A stage's

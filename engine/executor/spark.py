@@ -195,8 +195,8 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
         _run_subtask(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
-def _run_partition_task(load, run_id, steps, batch, partition, source_ranges):
-    (ranges,) = source_ranges  # the partition's split ranges, by source stage
+def _run_partition_task(load, run_id, steps, batch, partition, items):
+    (ranges,) = items  # the partition's one item: its split ranges, by source stage
     return run_partition(functools.partial(_run_subtask, load, run_id), steps, batch,
                          partition, ranges)
 
@@ -206,10 +206,8 @@ def _commit(committer, batch_id, item):
     committer.commit(batch_id, subtask, committable)
 
 
-_LOCAL_WITH_RETRIES = re.compile(r"^local\[[^,\]]+,\s*(\d+)\]$")
-
-
-_LOCAL = re.compile(r"^local(\[(\d+|\*)(,\s*\d+)?\])?$")
+# local, local[N], local[*], local[N, F]: threads (group 1) and task attempts (group 2)
+_LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:\s*,\s*(\d+))?\])?$")
 
 
 def local_slots(master: str, conf, jvm_cores: Callable[[], int]) -> int:
@@ -218,7 +216,7 @@ def local_slots(master: str, conf, jvm_cores: Callable[[], int]) -> int:
     match = _LOCAL.match(master)
     if not match:
         return 0
-    threads = match.group(2) or "1"
+    threads = match.group(1) or "1"
     cores = jvm_cores() if threads == "*" else int(threads)
     return cores // int(conf.get("spark.task.cpus", "1"))
 
@@ -238,9 +236,9 @@ def one_task_per_partition(plan, master: str, conf, attempts: int,
 def task_attempts(master: str, conf) -> int:
     """How often Spark runs a failing task: ``local[N, F]`` gives F, other local masters
     1, a cluster ``spark.task.maxFailures`` (default 4)."""
-    match = _LOCAL_WITH_RETRIES.match(master)
-    if match:
-        return int(match.group(1))
+    match = _LOCAL.match(master)
+    if match and match.group(2):
+        return int(match.group(2))
     if master.startswith("local"):
         return 1
     return int(conf.get("spark.task.maxFailures", "4"))

@@ -11,7 +11,7 @@ import pytest
 from api.datastream import MapFunction
 from engine.errors import JobExecutionException
 from engine.executor import task_host
-from engine.executor.spark import one_task_per_partition
+from engine.executor.spark import one_task_per_partition, task_attempts
 from tests.conftest import make_env
 
 
@@ -115,3 +115,11 @@ def plan_of(*parallelisms):
 def test_a_batch_is_one_task_per_partition_where_every_subtask_runs_at_once_untried_again(
         plan, master, conf, attempts, expected):
     assert one_task_per_partition(plan, master, conf, attempts, lambda: 3) is expected
+
+
+@pytest.mark.parametrize("master,conf,attempts", [
+    ("local[2, 3]", {}, 3), ("local[*,2]", {}, 2), ("local[2]", {}, 1), ("local", {}, 1),
+    ("spark://127.0.0.1:7077", {"spark.task.maxFailures": "5"}, 5),
+    ("spark://127.0.0.1:7077", {}, 4)])
+def test_spark_runs_a_failing_task_as_often_as_its_master_says(master, conf, attempts):
+    assert task_attempts(master, conf) == attempts
