@@ -18,7 +18,7 @@ from .operators.chunks import KeyedChunk, RecordShape
 from .graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
 KEY_CACHE_LIMIT = 100_000
-PIECE_RECORDS = 4096  # records per pickled piece of a chunk
+PIECE_RECORDS = 512  # records per pickled piece of a chunk (see operators.io.SOURCE_CHUNK)
 
 
 class Router:

@@ -7,7 +7,10 @@ from ..errors import OperatorError, RecordReadError, RecordWriteError
 from ..sinks import Sink, WriterContext
 from .base import Operator
 
-SOURCE_CHUNK = 4096  # records a source passes down the chain at a time
+# Records a source passes down the chain at a time: small enough that a chunk and what
+# the chained operators make of it stay in the CPU's caches (W4, local, parallelism 1:
+# 4.9x its baseline's time at 4,096, 3.1x at 512, 3.0x at 256, alternated runs).
+SOURCE_CHUNK = 512
 
 
 class SourceOperator(Operator):
