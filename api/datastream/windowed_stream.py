@@ -54,10 +54,13 @@ class _Windowed:
         self._late_tag = output_tag
         return self
 
-    def _call_kind(self, window_function) -> str:
+    def _call(self, window_function, single: bool) -> WindowFunctionCall:
+        """How the operator calls ``window_function``; a TypeError if it is of none of
+        the kinds this stream takes."""
         for interface, kind in self._keyed_kinds.items():
             if isinstance(window_function, interface):
-                return kind
+                clears = kind.startswith("process") and fn.clears_windows(window_function)
+                return WindowFunctionCall(window_function, kind, single, clears)
         names = " or ".join(i.__name__ for i in self._keyed_kinds)
         raise TypeError(f"the window function must be a {names}, got "
                         f"{type(window_function).__name__}")
@@ -76,8 +79,7 @@ class _Windowed:
         if window_function is None:
             call = WindowFunctionCall(None, "none", single=True)
         else:
-            call = WindowFunctionCall(window_function, self._call_kind(window_function),
-                                      single=True)
+            call = self._call(window_function, single=True)
         return self._window(name, contents, call, output_type)
 
     def reduce(self, reduce_function: Union[fn.ReduceFunction, Callable],
@@ -105,18 +107,16 @@ class _Windowed:
               result_type: TypeInformation = None):
         """Evaluates each window's buffered elements with a WindowFunction
         (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
-        kind = self._call_kind(window_function)
         return self._window("Window(Apply)", ("list", None),
-                            WindowFunctionCall(window_function, kind, single=False),
+                            self._call(window_function, single=False),
                             _output_type(output_type, result_type))
 
     def process(self, process_window_function, output_type: TypeInformation = None, *,
                 result_type: TypeInformation = None):
         """Evaluates each window's buffered elements with a ProcessWindowFunction
         (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
-        kind = self._call_kind(process_window_function)
         return self._window("Window(Process)", ("list", None),
-                            WindowFunctionCall(process_window_function, kind, single=False),
+                            self._call(process_window_function, single=False),
                             _output_type(output_type, result_type))
 
 

@@ -26,12 +26,15 @@ class WindowFunctionCall:
     """Calls the user's window function the way its kind wants: ``none`` (emit the
     reduced/aggregated value), ``apply`` (WindowFunction), ``process``
     (ProcessWindowFunction), ``apply_all``/``process_all`` (non-keyed windows).
-    ``single``: the contents are one value (incremental aggregation), not a list."""
+    ``single``: the contents are one value (incremental aggregation), not a list.
+    ``clears``: the function is a process kind with a ``clear`` of its own, called when
+    a window is cleaned up (the interfaces' own ``clear`` does nothing)."""
 
-    def __init__(self, function, kind: str, single: bool):
+    def __init__(self, function, kind: str, single: bool, clears: bool = False):
         self.function = function
         self.kind = kind
         self.single = single
+        self.clears = clears
 
     def bind(self, context):
         """The call as a function of ``(key, window, contents)`` returning the results (an
@@ -392,7 +395,7 @@ class WindowOperator(UdfOperator):
         self.contents.clear()
         self._set_trigger_window(window)
         self.trigger.clear(window, self.trigger_context)
-        if self.call.kind in ("process", "process_all") and hasattr(self.function, "clear"):
+        if self.call.clears:
             self.window_context._window = window
             self.function.clear(self.window_context)
         if merging_set is not None:

@@ -76,8 +76,6 @@ class BatchWindowOperator(WindowOperator):
         self._batch = {}  # key -> {window start: [window, contents]}
         self._windows = {}  # window start -> the batch's TimeWindow, one for all keys
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
-        self._clears = (self.call.kind in ("process", "process_all")
-                        and hasattr(self.function, "clear"))
 
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
@@ -177,7 +175,7 @@ class BatchWindowOperator(WindowOperator):
         table, dirty, result_of = self._table, self._dirty, self._result
         call, set_key, timed = self.call_window, self.backend.set_current_key, \
             self.task.shape.timed
-        clears, delay = self._clears, self.cleanup_delay
+        clears, delay = self.call.clears, self.cleanup_delay
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
             end = window.end - 1

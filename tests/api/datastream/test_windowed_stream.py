@@ -511,3 +511,44 @@ def test_windows_on_the_rocksdb_state_backend(kind):
     got = list(timestamped(env, DATA).key_by(lambda r: r[0]).window(make_assigner())
                .process(Contents()).execute_and_collect())
     assert sorted(got) == reference(DATA, windows_of, gap)
+
+
+def test_only_a_process_window_functions_own_clear_is_called_at_cleanup(env_factory):
+    """The interfaces' clear does nothing, so the operator skips it; a clear of the
+    function's own is called once per window; a WindowFunction has no clear to call."""
+    from api.datastream.functions import ProcessAllWindowFunction, WindowFunction
+    from api.datastream.windowed_stream import WindowedStream
+
+    class Plain(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            yield key
+
+    class Clearing(Plain):
+        def clear(self, context):
+            pass
+
+    class AllClearing(ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield len(elements)
+
+        def clear(self, context):
+            pass
+
+    class ApplyWithClear(WindowFunction):
+        def apply(self, key, window, inputs):
+            yield key
+
+        def clear(self, context):
+            raise AssertionError("not part of WindowFunction")
+
+    env = env_factory(parallelism=1)
+    stream = keyed(env).window(TumblingEventTimeWindows.of(Time.seconds(5)))
+    def clears(stream, function):  # what the operator is told
+        return WindowedStream._call(stream, function, single=False).clears
+
+    assert [clears(stream, f) for f in (Plain(), Clearing(), ApplyWithClear())] == \
+        [False, True, False]
+    all_stream = timestamped(env, DATA).window_all(TumblingEventTimeWindows.of(Time.seconds(5)))
+    assert clears(all_stream, AllClearing())
+    assert sorted(stream.apply(ApplyWithClear()).execute_and_collect()) == \
+        sorted(stream.process(Plain()).execute_and_collect())
