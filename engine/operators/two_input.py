@@ -123,6 +123,7 @@ class BroadcastProcessOperator(ProcessOperator):
     def __init__(self, function, state_names):
         super().__init__(function)
         self.state_names = frozenset(state_names)
+        self._broadcast_states = {}  # name -> (the descriptor last asked with, its state)
 
     context_class = ReadOnlyBroadcastContext
 
@@ -137,11 +138,18 @@ class BroadcastProcessOperator(ProcessOperator):
                 (self.function.process_broadcast_element, broadcast_ctx, broadcast_cursor)]
 
     def broadcast_state(self, descriptor):
-        """The broadcast map state of ``descriptor``, which ``broadcast(...)`` declared."""
+        """The broadcast map state of ``descriptor``, which ``broadcast(...)`` declared.
+        Functions ask for it per element (``ctx.get_broadcast_state``): a descriptor
+        asked with before gets its state without being read again."""
         name = descriptor.get_name()
+        known = self._broadcast_states.get(name)
+        if known is not None and known[0] is descriptor:
+            return known[1]
         if name not in self.state_names:
             raise ValueError(
                 f"operator '{self.name}' has no broadcast state {name!r}: declare its "
                 f"MapStateDescriptor in ds.broadcast(...) (declared: "
                 f"{sorted(self.state_names)})")
-        return self.task.broadcast_backend.state(spec_and_ttl(descriptor, StateKind.MAP)[0])
+        state = self.task.broadcast_backend.state(spec_and_ttl(descriptor, StateKind.MAP)[0])
+        self._broadcast_states[name] = (descriptor, state)
+        return state

@@ -175,3 +175,37 @@ def test_wrong_functions_and_descriptors_fail_when_the_job_is_built():
         env.from_collection(EVENTS).key_by(lambda v: v[0]).connect(rules).process(Lookup())
     with pytest.raises(TypeError, match="needs key_by"):
         env.from_collection(EVENTS).connect(rules).process(ApplyAtEnd())
+
+
+def test_a_state_asked_for_per_element_is_that_descriptors_each_time():
+    """Functions ask for broadcast state per element; another descriptor of the same
+    name is read anew: a declared MapStateDescriptor reads the same state, one of
+    another kind is still an error after the first has been used."""
+    same_name = MapStateDescriptor("rules", Types.STRING(), Types.INT())
+    wrong_kind = ValueStateDescriptor("rules", Types.INT())
+
+    class Alternates(Lookup):
+        def process_element(self, value, ctx):
+            first = ctx.get_broadcast_state(FACTORS).get(value[0])
+            again = ctx.get_broadcast_state(FACTORS).get(value[0])
+            yield value[0], first, again, ctx.get_broadcast_state(same_name).get(value[0])
+
+    env = make_env("local")
+    got = list(env.from_collection(EVENTS).connect(env.from_collection(RULES)
+                                                   .broadcast(FACTORS))
+               .process(Alternates()).execute_and_collect())
+    factor = dict(RULES)
+    assert sorted(got) == sorted((k, factor[k], factor[k], factor[k]) for k, _ in EVENTS)
+
+    class WrongKind(Lookup):
+        def process_element(self, value, ctx):
+            ctx.get_broadcast_state(FACTORS).get(value[0])
+            ctx.get_broadcast_state(wrong_kind)
+            yield value
+
+    env = make_env("local")
+    env.from_collection(EVENTS).connect(env.from_collection(RULES).broadcast(FACTORS)) \
+        .process(WrongKind()).print()
+    with pytest.raises(JobExecutionException, match=r"'Co-Process-Broadcast' failed on record "
+                       r"\('a', 1\): TypeError: get_map_state\(\) needs a MapStateDescriptor"):
+        env.execute()
