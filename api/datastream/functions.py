@@ -583,9 +583,8 @@ def opens(function: Function) -> bool:
 def clears_windows(function: Function) -> bool:
     """Whether a (keyed or non-keyed) ProcessWindowFunction has a ``clear`` of its own:
     only then is there per-window state to delete when a window is cleaned up."""
-    own = getattr(type(function), "clear", None)
-    return own is not None and own not in (ProcessWindowFunction.clear,
-                                           ProcessAllWindowFunction.clear)
+    return type(function).clear not in (ProcessWindowFunction.clear,
+                                        ProcessAllWindowFunction.clear)
 
 
 def wrap_key_selector(func: Union[KeySelector, Callable]) -> KeySelector:
