@@ -18,7 +18,7 @@ import time
 
 from checkpoint.state_store import StateStore
 from statebackends.rocksdb import RocksDBKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 MAX_PARALLELISM = 128
 

@@ -35,7 +35,7 @@ from api.datastream import KeyedProcessFunction, StreamExecutionEnvironment
 from api.datastream.functions import SinkFunction, SourceFunction
 from api.datastream.state import ValueStateDescriptor
 from checkpoint.job_directory import JobDirectory
-from engine import scheduler
+from engine.driver import scheduler
 from engine.executor.local import LocalExecutor
 
 _PAIR = "<dd"  # (creation time, sink time), seconds since the epoch

@@ -20,8 +20,8 @@ import importlib
 import inspect
 import time
 
-from engine import routing, task
-from engine.operators.base import Operator
+from engine.runtime import routing, task
+from engine.runtime.operators.base import Operator
 
 from .run import WARM_UP_N, parse_args, start_session
 from .workloads import WORKLOADS
@@ -62,7 +62,7 @@ def instrument(own: OwnTime) -> None:
     """Wraps the engine's operator methods, routers and chunk (un)pickling in ``own``."""
     for module in _OPERATOR_MODULES:  # every operator class defined before wrapping
         try:
-            importlib.import_module(f"engine.operators.{module}")
+            importlib.import_module(f"engine.runtime.operators.{module}")
         except ModuleNotFoundError:  # (older engine versions, for before/after profiles)
             pass
     for cls in set(_operator_classes()):

@@ -6,9 +6,9 @@ on the hashmap and the RocksDB backend, beside a plain dict doing the same.
 For each key count K: ``--ops`` read-modify-writes (``count.update((count.value() or 0)
 + 1)``) of str keys drawn uniformly from K with a fixed seed, in micro-batches of
 ``--batch-size`` ops. The backends are used as the engine's keyed operators use them
-(``engine.operators.chunks.Cursor``: ``backend.set_current_key(key)`` per record, then
+(``engine.runtime.operators.chunks.Cursor``: ``backend.set_current_key(key)`` per record, then
 the ValueState from ``backend.state(spec)``); after each batch ``write_version`` writes
-the batch's changelog, as ``engine.task.StageInstance._write_state`` does. Every key is
+the batch's changelog, as ``engine.runtime.task.StageInstance._write_state`` does. Every key is
 set once before timing (the state of a job that has run a while) and version 0, a full
 snapshot, is written untimed. The dict does ``d[key] = d.get(key, 0) + 1``.
 
@@ -25,7 +25,7 @@ from typing import List, Sequence
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 MAX_PARALLELISM = 128
 COUNT = StateSpec("count", StateKind.VALUE)

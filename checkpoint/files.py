@@ -6,7 +6,7 @@ upload), so readers see either the old file or the complete new one, and a
 retried writer simply replaces it.
 
 Nothing read from a checkpoint file is unpickled: objects here (a commit record, a
-file's header) are data, written with ``statebackends.serialization.serialize_data``
+file's header) are data, written with ``core.codec.serialize_data``
 and read with ``deserialize_data``, which raises instead of unpickling. (A frame's
 bytes are decoded by its reader: see ``checkpoint.state_store``.)
 
@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterable, List, Tuple
 from zlib import crc32
 
 from checkpoint import storage
-from statebackends.serialization import deserialize_data, serialize_data
+from core.codec import deserialize_data, serialize_data
 
 __all__ = ["CorruptFileError", "UnknownFormatError", "write_checked", "read_checked",
            "write_framed", "FramedFile"]

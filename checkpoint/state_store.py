@@ -13,7 +13,7 @@ snapshot or as the changes since the previous version: a framed file
 and one frame per key group, written and read one group at a time (``write`` takes
 an iterator, ``iter_groups`` seeks to the groups a reader of a key-group range wants),
 so neither needs the range's state in memory at once. A frame is msgpack
-(``statebackends.serialization``): by default data only, written with
+(``core.codec``): by default data only, written with
 ``serialize_data`` and read with ``deserialize_data``, so nothing in a frame is
 unpickled; a writer may pass its own ``encode``, and its reader its own ``decode``
 (the keyed state backends decide per state what may be pickled, see
@@ -47,7 +47,7 @@ from checkpoint import storage
 from checkpoint.files import CorruptFileError, FramedFile, read_checked, write_checked, \
     write_framed
 from checkpoint.storage import is_temporary_name
-from statebackends.serialization import deserialize_data, serialize_data
+from core.codec import deserialize_data, serialize_data
 
 
 __all__ = ["CHANGELOG", "SNAPSHOT", "INCREMENTAL", "SNAPSHOT_KINDS", "StateFile", "StateFileContent", "StateStore",

@@ -10,8 +10,8 @@ plain tuple.
 from dataclasses import dataclass, field
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
-from .graph import JobPlan
-from .time.watermarks import MIN_WATERMARK
+from engine.graph import JobPlan
+from engine.time.watermarks import MIN_WATERMARK
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class ExchangeFile(NamedTuple):
 
 class KeptChunk(NamedTuple):
     """A chunk's records kept, unpickled, in the process that routed them (which also
-    runs their target subtask): the key under which ``engine.exchange`` keeps them."""
+    runs their target subtask): the key under which ``engine.runtime.exchange`` keeps them."""
     key: tuple
 
 
@@ -93,7 +93,7 @@ class SplitPosition(NamedTuple):
 
 
 class MetricReport(NamedTuple):
-    """One subtask's metrics of one operator after a batch (``engine.metrics``): counter
+    """One subtask's metrics of one operator after a batch (``engine.runtime.metrics``): counter
     increments, meter increments with their time span, gauge values, and distributions
     of the batch's values as ``(count, sum, min, max)``, each by metric identifier."""
     node: int

@@ -10,7 +10,7 @@ objects themselves are the heap states of ``statebackends.heap_states``, over
 whatever tables the backend gives them.
 
 Stored state runs no code on restore unless the job says so. Keys, namespaces and
-values are stored as data (``statebackends.serialization``); what is not data is
+values are stored as data (``core.codec``); what is not data is
 pickled only where the job allows it: keys and namespaces while ``allow_pickled``
 (the job's ``state.restore.allow-pickled``), values of a state declared pickled
 (``StateSpec.pickled``: ``Types.PICKLED_BYTE_ARRAY()`` or no type) while
@@ -37,12 +37,12 @@ from checkpoint.state_store import StateFile, StateStore
 from statebackends.heap_states import (
     HeapAggregatingState, HeapListState, HeapMapState, HeapReducingState, HeapValueState,
 )
-from statebackends.serialization import (
+from core.codec import (
     NotDataError, Pickled, PickledDataError, deferred_count, deserialize, deserialize_data,
     deserialize_deferred, resolve_pickled, serialize_data, serialize_data_items, serialize_value,
     serialize_value_items,
 )
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 __all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "PickledStateError", "VOID_NAMESPACE",
            "DEFAULT_SNAPSHOT_INTERVAL", "Slot", "ALLOW_PICKLED_OPTION"]
@@ -255,7 +255,7 @@ class KeyedStateBackend(ABC):
         if isinstance(cause, NotDataError):
             if not self.allow_pickled:
                 hint = (f" ('{ALLOW_PICKLED_OPTION}' is false, so state must be data: "
-                        "see statebackends.serialization)")
+                        "see core.codec)")
             else:
                 hint = (" (the state is declared with a type, so its values must be "
                         "data of it; declare Types.PICKLED_BYTE_ARRAY() to store any "
@@ -361,7 +361,7 @@ class KeyedStateBackend(ABC):
 
     def state_kinds(self) -> Dict[str, str]:
         """State name -> stored kind ("value", "list", "value with TTL", ...; decoded by
-        ``statebackends.spec.STORED_KINDS``) of registered and restored states."""
+        ``core.state_spec.STORED_KINDS``) of registered and restored states."""
         return dict(self._kinds)
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateStore
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, GroupChanges, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
-from statebackends.keygroups import assign_key_group
+from core.keygroups import assign_key_group
 
 __all__ = ["HashMapKeyedStateBackend"]
 

@@ -14,7 +14,7 @@ Layout of one RocksDB key (all states of the instance share one database)::
 so one key group, or a range of them, is one contiguous run of keys: a restore at
 another parallelism copies exactly its groups, and a full snapshot reads group by
 group. Keys and values are msgpack where the type allows, pickle otherwise, where the
-job allows pickled state (``statebackends.serialization``, ``statebackends.base``): a
+job allows pickled state (``core.codec``, ``statebackends.base``): a
 table reads pickled values only once its state is registered as pickled (before, it
 reads them as ``Pickled`` placeholders, written back unchanged). Keys equal in Python
 but of different types (``1``, ``1.0``, ``True``) are different entries while the job
@@ -71,8 +71,8 @@ from checkpoint.state_store import (
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
-from statebackends.keygroups import assign_key_group
-from statebackends.serialization import (
+from core.keygroups import assign_key_group
+from core.codec import (
     PAIR_HEADER, PickledDataError, data_key_item_bytes, deserialize, deserialize_data,
     deserialize_deferred, key_item_bytes, serialize_data, serialize_data_key, serialize_key,
     serialize_value,

@@ -25,7 +25,7 @@ from typing import Any, Hashable, List, NamedTuple, Optional, Tuple
 
 from statebackends.base import KeyedStateBackend
 from statebackends.heap_states import MapAccess
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 __all__ = ["TtlPolicy", "ttl_state", "cleanup_expired_state", "without_timestamps"]
 

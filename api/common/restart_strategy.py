@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Union
 
-from engine import restart
+from engine.driver import restart
 
 __all__ = ['RestartStrategies', 'RestartStrategyConfiguration']
 

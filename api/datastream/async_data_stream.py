@@ -11,7 +11,7 @@ Async functions have no keyed state (``get_state`` fails in ``open``), as in PyF
 import inspect
 from functools import partial
 
-from engine.operators.async_io import AsyncWaitOperator
+from engine.runtime.operators.async_io import AsyncWaitOperator
 
 from api.common import Row, Time, TypeInformation
 from . import async_retry_strategies

@@ -10,11 +10,11 @@ from typing import Callable, Optional, Union
 
 from engine import graph
 from engine.graph import Partitioning, Transformation
-from engine.operators.io import SinkOperator
-from engine.operators.keyed import ReduceOperator
-from engine.operators.timestamps import IngestionTimestampsOperator, TimestampsOperator
-from engine.operators.two_input import BroadcastProcessOperator, CoProcessOperator
-from engine.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
+from engine.runtime.operators.io import SinkOperator
+from engine.runtime.operators.keyed import ReduceOperator
+from engine.runtime.operators.timestamps import IngestionTimestampsOperator, TimestampsOperator
+from engine.runtime.operators.two_input import BroadcastProcessOperator, CoProcessOperator
+from engine.runtime.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
 
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
@@ -366,7 +366,7 @@ class DataStream:
         """Writes each element's ``schema`` bytes (a SerializationSchema, e.g.
         ``SimpleStringSchema()``) to the socket ``host:port``, nothing added between them,
         as elements arrive (at least once across a failure); each parallel subtask
-        connects anew for each micro-batch (``engine.connectors.socket``)."""
+        connects anew for each micro-batch (``engine.io.socket``)."""
         return self._sink("Unnamed", socket_sink(host, port, schema))
 
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):

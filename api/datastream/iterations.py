@@ -19,10 +19,10 @@ from typing import Any, Iterable, List, Optional, Tuple
 
 from api.common.watermark_strategy import WatermarkStrategy
 from engine.graph import Transformation
-from engine.operators.io import SinkOperator
-from engine.restart import FailureRate, FixedDelay
-from engine.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
-from engine.sources import Source, SplitRange
+from engine.runtime.operators.io import SinkOperator
+from engine.driver.restart import FailureRate, FixedDelay
+from engine.io.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
+from engine.io.sources import Source, SplitRange
 
 from .data_stream import DataStream, _is_pickled
 

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from functools import partial
 from typing import Callable, Iterable, List, Tuple, Union
 
-from engine.operators.udf import ProcessOperator
+from engine.runtime.operators.udf import ProcessOperator
 
 from . import functions as fn
 from .data_stream import DataStream

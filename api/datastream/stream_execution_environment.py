@@ -11,16 +11,16 @@ from typing import Dict, List, Optional
 
 from checkpoint import storage
 from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
-from engine.job import JobSettings, create_runner
-from engine.metric_reporters import parse_ports
-from engine.scheduler import CheckpointOptions, MetricsOptions
+from engine.driver.job import JobSettings, create_runner
+from engine.driver.metric_reporters import parse_ports
+from engine.driver.scheduler import CheckpointOptions, MetricsOptions
 from statebackends.base import ALLOW_PICKLED_OPTION
-from engine.function_source import FunctionSource
-from engine.operators.io import SourceOperator
-from engine.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
+from engine.io.function_source import FunctionSource
+from engine.runtime.operators.io import SourceOperator
+from engine.executor.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
                                         PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
                                         CachedFile, PythonDependencies)
-from engine.sources import CollectionSource
+from engine.io.sources import CollectionSource
 
 from api.common.configuration import Configuration
 from api.common.io import InputFormat
@@ -79,7 +79,7 @@ class ProgramAbortException(BaseException):
 
 
 class _ClientContext:
-    """What the command line client (``engine/cli.py``) sets for a program it runs, as
+    """What the command line client (``cli/main.py``) sets for a program it runs, as
     Flink's context environment: the settings every environment starts from, and
     whether executing a job only shows its plan."""
 

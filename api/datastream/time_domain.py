@@ -3,6 +3,6 @@ event-time or a processing-time timer (``ctx.time_domain()`` in ``on_timer``).
 
 The engine's enum itself, so ``ctx.time_domain() == TimeDomain.EVENT_TIME`` holds.
 """
-from engine.runtime_context import TimeDomain
+from engine.runtime.context import TimeDomain
 
 __all__ = ["TimeDomain"]

@@ -4,8 +4,8 @@ when the trigger fires."""
 from functools import partial
 from typing import Callable, Optional, Union
 
-from engine.operators.window import WindowFunctionCall
-from engine.operators.window_batch import window_operator
+from engine.runtime.operators.window import WindowFunctionCall
+from engine.runtime.operators.window_batch import window_operator
 
 from api.common.typeinfo import TypeInformation
 from . import functions as fn

@@ -12,10 +12,10 @@ from typing import Any, Dict, Hashable, Iterable, List, NamedTuple, Optional
 
 from api.datastream import functions as fn
 from engine.errors import OperatorError
-from engine.operators.base import is_pickled
-from engine.operators.udf import ProcessOperator
-from engine.runtime_context import TimeDomain
-from engine.task import OperatorTask
+from engine.runtime.operators.base import is_pickled
+from engine.runtime.operators.udf import ProcessOperator
+from engine.runtime.context import TimeDomain
+from engine.runtime.task import OperatorTask
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from statebackends.base import VOID_NAMESPACE

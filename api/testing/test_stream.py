@@ -2,7 +2,7 @@
 scripts step by step (like Beam's TestStream). Beyond PyFlink, which has none."""
 from typing import Iterable, List, Tuple
 
-from engine import sources
+from engine.io import sources
 
 from api.common.typeinfo import TypeInformation, Types
 

@@ -3,7 +3,7 @@ what the tasks return for the driver (sink items and errors)."""
 from abc import ABC, abstractmethod
 from typing import Dict, List
 
-from ..batch import BatchInfo, CompiledJob
+from engine.batch import BatchInfo, CompiledJob
 
 
 class Executor(ABC):

@@ -7,10 +7,10 @@ import os
 from collections import defaultdict
 from typing import Dict, List, Optional
 
-from ..batch import BatchInfo, CompiledJob, DataChunk
-from ..python_dependencies import Bundle
-from ..task import forget_job, run_task
-from .base import Executor
+from engine.batch import BatchInfo, CompiledJob, DataChunk
+from engine.executor.python_dependencies import Bundle
+from engine.runtime.task import forget_job, run_task
+from engine.executor.base import Executor
 
 NO_WORKING_DIRECTORY = (
     "add_python_archive and register_cached_file: functions find these files relative to "

@@ -21,7 +21,7 @@ import pickle
 import time
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from ..batch import BatchInfo, DataChunk, TaskFailure
+from engine.batch import BatchInfo, DataChunk, TaskFailure
 
 POLL_SECONDS = 0.0005
 

@@ -27,13 +27,13 @@ from typing import Callable, Dict, List, Optional
 
 import cloudpickle
 
-from ..errors import JobExecutionException
-from ..batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
-from ..python_dependencies import Bundle, restore_working_directory
-from ..task import run_task
-from .base import Executor
-from .partition_task import run_partition, stage_steps
-from .task_host import hosts_supported, remove_run, run_directory, run_hosted
+from engine.errors import JobExecutionException
+from engine.batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
+from engine.executor.python_dependencies import Bundle, restore_working_directory
+from engine.runtime.task import run_task
+from engine.executor.base import Executor
+from engine.executor.partition_task import run_partition, stage_steps
+from engine.executor.task_host import hosts_supported, remove_run, run_directory, run_hosted
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 # The JVM of a session we start (with a local master, also Spark's executor) schedules

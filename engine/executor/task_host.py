@@ -19,7 +19,7 @@ for ``HOST_IDLE_SECONDS`` (``FINISHED_IDLE_SECONDS`` after the final batch), or 
 the worker daemon that started it is gone. It keeps
 nothing that is not in the state store: a task that finds no host (first batch,
 another machine, a host that died) starts one, which rebuilds the instance from the
-batch's base version as any process would (``engine.task.run_task``).
+batch's base version as any process would (``engine.runtime.task.run_task``).
 """
 import hashlib
 import os
@@ -36,8 +36,8 @@ import traceback
 from collections import OrderedDict
 from typing import Callable, Iterable, List
 
-from .. import task
-from ..batch import BatchInfo
+from engine.runtime import task
+from engine.batch import BatchInfo
 
 HOST_IDLE_SECONDS = 300
 FINISHED_IDLE_SECONDS = 10  # after the final batch: Spark may run a task of it again
@@ -69,7 +69,7 @@ def host_name(stage_id: int, partition: int, batch: BatchInfo) -> str:
 
 def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                batch: BatchInfo, inputs: Iterable) -> List:
-    """``engine.task.run_task`` in the subtask's host (started here if there is none);
+    """``engine.runtime.task.run_task`` in the subtask's host (started here if there is none);
     returns its results. A subtask without a host whose batch is the job's last runs
     here: it needs no process that outlives the batch (e.g. a job of one batch)."""
     path = _socket_path(run_id, host_name(stage_id, partition, batch))

@@ -21,7 +21,7 @@ compared through a history-independent order token (see ``order_token``), so
 the order is the same whether or not the state was restored in between.
 
 No Spark, no I/O: state only through the backend's ``value_table``, named by a
-``statebackends.spec.StateSpec``.
+``core.state_spec.StateSpec``.
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from typing import Any, Hashable, Iterable, Iterator, List, NamedTuple, Optional
 
 from sortedcontainers import SortedList
 
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
-from .windows import TimeWindow
+from engine.time.windows import TimeWindow
 
 __all__ = ["EVENT_TIME", "PROCESSING_TIME", "DOMAINS", "Timer", "InternalTimerService",
            "order_token"]

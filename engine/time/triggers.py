@@ -16,7 +16,7 @@ the current (key, window).
 The window operator implements ``Trigger.TriggerContext`` (and
 ``Trigger.OnMergeContext`` for merging assigners) over its keyed state backend
 and timer service; the built-ins ask it for reducing state named by the engine's
-``StateSpec`` (``statebackends.spec``, a module of plain values), so this module
+``StateSpec`` (``core.state_spec``, a module of plain values), so this module
 needs nothing from ``api`` and holds no state. The API re-exports these classes
 from ``api/datastream/window.py``.
 
@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 __all__ = [
     "TriggerResult", "Trigger",

@@ -24,7 +24,7 @@ key, in the void namespace -- for the count assigners, which keep a per-key
 element counter there.
 
 Pure Python: no Spark, no I/O, no imports from ``api``; of the state backends only
-the plain values of ``statebackends.spec``. Triggers come from
+the plain values of ``core.state_spec``. Triggers come from
 ``engine.time.triggers``, imported when a default trigger is asked for.
 """
 from __future__ import annotations
@@ -33,9 +33,9 @@ from abc import ABC, abstractmethod
 from typing import (Any, Callable, Collection, Dict, Generic, Iterable, Iterator, List, Mapping,
                     Optional, TypeVar)
 
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
-from .watermarks import MAX_WATERMARK, MIN_WATERMARK
+from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 
 __all__ = [
     "Window", "TimeWindow", "CountWindow", "GlobalWindow",
@@ -312,7 +312,7 @@ class SessionWindowTimeGapExtractor(ABC):
 
 
 def _trigger(name: str, *args):
-    from . import triggers  # lazily: triggers may import this module
+    from engine.time import triggers  # lazily: triggers may import this module
     factory = getattr(triggers, name)
     if name == "NeverTrigger":
         return factory()

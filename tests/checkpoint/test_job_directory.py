@@ -7,9 +7,9 @@ import pytest
 from checkpoint.files import write_checked
 from checkpoint.job_directory import JobDirectory, export_checkpoint, read_restore_point
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
-from engine.state_reader import read_keyed_state
+from engine.driver.state_reader import read_keyed_state
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 MAX_PARALLELISM = 8
 COUNT = StateSpec("count", StateKind.VALUE)

@@ -25,12 +25,12 @@ from checkpoint.job_directory import (
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
 from checkpoint.state_store import StateStore
 from engine.errors import JobExecutionException
-from engine.state_reader import read_keyed_state
+from engine.driver.state_reader import read_keyed_state
 from statebackends.base import PickledStateError
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
-from statebackends.serialization import Pickled, deserialize_deferred, serialize_value
-from statebackends.spec import StateKind, StateSpec
+from core.codec import Pickled, deserialize_deferred, serialize_value
+from core.state_spec import StateKind, StateSpec
 from tests.conftest import GatheringSink, make_env
 
 MAX_PARALLELISM = 8

@@ -17,7 +17,7 @@ from api.datastream.state import ListStateDescriptor, StateTtlConfig, ValueState
 from api.datastream.window import TumblingEventTimeWindows
 from api.common.time import Time
 from checkpoint.metadata import IncompatibleCheckpointError
-from engine.state_reader import read_keyed_state
+from engine.driver.state_reader import read_keyed_state
 from engine.errors import JobExecutionException
 from tests.conftest import finished_lines, make_env
 

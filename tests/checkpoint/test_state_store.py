@@ -6,7 +6,7 @@ import pytest
 
 from checkpoint.files import CorruptFileError
 from checkpoint.state_store import AmbiguousStateFilesError, IncrementalSnapshotError, StateStore
-from statebackends.serialization import deserialize, serialize_value
+from core.codec import deserialize, serialize_value
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 

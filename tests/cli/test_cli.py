@@ -1,5 +1,5 @@
 """The command line client end to end: the installed ``spark-datastream`` script (and
-``python -m engine.cli``) in subprocesses, running tests/cli/stream_job.py. One test runs
+``python -m cli``) in subprocesses, running tests/cli/stream_job.py. One test runs
 on local Spark (``local[2]``); the others use the in-process executor to be quick."""
 import json
 import os
@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from engine.job_control import read_status
+from engine.driver.job_control import read_status
 from tests.conftest import finished_lines
 
 JOB = os.path.join(os.path.dirname(__file__), "stream_job.py")
@@ -241,7 +241,7 @@ def test_command_line_settings_are_the_base_of_the_programs_environments(tmp_pat
 
 def test_python_m_and_the_checkpoint_dir_variable(tmp_path):
     env = dict(os.environ, SPARK_DATASTREAM_CHECKPOINT_DIR=str(tmp_path / "ck"))
-    command = [sys.executable, "-m", "engine.cli"]
+    command = [sys.executable, "-m", "cli"]
     empty = subprocess.run([*command, "list"], capture_output=True, text=True, env=env)
     assert empty.returncode == 0 and empty.stdout.strip() == f"No jobs under {tmp_path / 'ck'}."
     ran = subprocess.run([*command, "run", JOB, *LOCAL, "--", str(tmp_path / "out"),

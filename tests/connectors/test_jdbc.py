@@ -16,10 +16,10 @@ from api.datastream.connectors import NumberSequenceSource
 from api.common.typeinfo import LocalTimeTypeInfo
 from api.datastream.connectors.jdbc import (JdbcConnectionOptions, JdbcExecutionOptions,
                                             JdbcSink)
-from engine.connectors.jdbc import (COMMITS_TABLE, SqliteDatabase, count_placeholders,
+from engine.io.jdbc import (COMMITS_TABLE, SqliteDatabase, count_placeholders,
                                     format_placeholders)
 from engine.errors import JobExecutionException, OperatorError
-from engine.sinks import CommitterContext, WriterContext
+from engine.io.sinks import CommitterContext, WriterContext
 from tests.conftest import make_env
 from tests.postgres_server import free_port
 

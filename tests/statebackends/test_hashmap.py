@@ -11,8 +11,8 @@ from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateStore
 from statebackends.base import KeyGroupMismatchError
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.keygroups import assign_key_group, key_group_range_for_operator
-from statebackends.spec import StateKind, StateSpec
+from core.keygroups import assign_key_group, key_group_range_for_operator
+from core.state_spec import StateKind, StateSpec
 
 # tmpfs makes fsync nearly free: hundreds of hypothesis examples stay fast.
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None

@@ -2,7 +2,7 @@
 import pytest
 
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 
 class Average:

@@ -14,10 +14,10 @@ import test_hashmap
 import test_heap_states
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.keygroups import assign_key_group, key_group_range_for_operator
+from core.keygroups import assign_key_group, key_group_range_for_operator
 from statebackends import rocksdb
 from statebackends.rocksdb import RocksDBKeyedStateBackend, RocksDBTable
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 FAST_TMP = test_hashmap.FAST_TMP
 MAX_PARALLELISM = test_hashmap.MAX_PARALLELISM
@@ -289,7 +289,7 @@ def test_close_removes_the_working_directory():
 
 
 def test_keys_are_prefixed_by_their_key_group_and_serialized_compactly():
-    from statebackends.serialization import deserialize
+    from core.codec import deserialize
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     _fill(backend)
     backend.writes.flush()
@@ -314,7 +314,7 @@ Point = namedtuple("Point", "x y")
 @pytest.mark.parametrize("namespace", [None, "n", ("w", 3), (None, 10), [1, [2]], 2.5,
                                        "\udc80", Point(3, 4)])
 def test_db_keys_are_group_state_id_and_the_serialized_pair(key, namespace):
-    from statebackends.serialization import serialize_key
+    from core.codec import serialize_key
     backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     table, _ = backend.value_table(StateSpec("v", StateKind.VALUE))
     expected = (assign_key_group(key, MAX_PARALLELISM).to_bytes(2, "big") + table.state_id

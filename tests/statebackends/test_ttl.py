@@ -11,7 +11,7 @@ from api.datastream.state import StateTtlConfig
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 from statebackends.ttl import cleanup_expired_state, ttl_state
 from tests.statebackends.test_heap_states import Average
 

@@ -2,7 +2,7 @@
 made by a Python function, bounded or unbounded, optionally rate limited."""
 from typing import Callable, Optional
 
-from engine import sources
+from engine.io import sources
 
 from api.common.typeinfo import TypeInformation, Types
 

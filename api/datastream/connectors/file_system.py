@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.connectors import files
+from engine.io import files
 
 from api.common.serialization import BulkWriterFactory, Encoder, _Charset
 from api.common.typeinfo import TypeInformation, Types

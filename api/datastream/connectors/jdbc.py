@@ -11,7 +11,7 @@ from api.common.typeinfo import (BasicTypeInfo, DateTypeInfo, InstantTypeInfo,
                                  LocalTimeTypeInfo, PrimitiveArrayTypeInfo, RowTypeInfo,
                                  TimestampTypeInfo, TimeTypeInfo, Types)
 from api.common.types import Row
-from engine.connectors import jdbc as engine_jdbc
+from engine.io import jdbc as engine_jdbc
 
 # Importable from here as in PyFlink.
 from api.datastream.functions import SinkFunction  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Kafka connectors, as in ``pyflink.datastream.connectors.kafka``: ``KafkaSource`` and
 ``KafkaSink`` and the legacy ``FlinkKafkaConsumer`` and ``FlinkKafkaProducer``. The builders
-record the settings and make Flink's checks; ``engine.connectors.kafka`` runs them (a topic
+record the settings and make Flink's checks; ``engine.io.kafka`` runs them (a topic
 partition is a split; EXACTLY_ONCE delivers each committed batch in a Kafka transaction).
 They need the confluent-kafka client: ``pip install 'spark-datastream[kafka]'``.
 """
@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from api.common.serialization import DeserializationSchema, SerializationSchema
 from api.common.typeinfo import TypeInformation
-from engine.connectors import kafka as engine_kafka
+from engine.io import kafka as engine_kafka
 
 from .base import DeliveryGuarantee, Sink, Source, StreamTransformer, SupportsPreprocessing
 

@@ -1,5 +1,5 @@
 """NumberSequenceSource, as in ``pyflink.datastream.connectors.number_seq``."""
-from engine import sources
+from engine.io import sources
 
 from api.common.typeinfo import Types
 

@@ -25,7 +25,7 @@ import io
 import re
 from typing import Callable, List, Optional
 
-from engine.connectors.files import CsvFormat, EncodedFormat
+from engine.io.files import CsvFormat, EncodedFormat
 
 from api.common.serialization import (BulkWriterFactory, DeserializationSchema,
                                       RowDataBulkWriterFactory, SerializationSchema)

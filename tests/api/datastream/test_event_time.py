@@ -11,7 +11,7 @@ from api.datastream import (KeyedProcessFunction, OutputTag, ProcessFunction,
                             RuntimeExecutionMode)
 from api.datastream.state import ValueStateDescriptor
 from api.testing.test_stream import TestStream
-from engine import task
+from engine.runtime import task
 from engine.errors import JobExecutionException
 from tests.conftest import GatheringSink, make_env
 
@@ -368,7 +368,7 @@ class SeesTimeAndWatermark(KeyedProcessFunction):
 
 def test_a_map_before_the_assigner_gives_its_results_their_time_and_the_watermark(
         env_factory):
-    # The map stamps its results in its own loop (engine.task._stamping_input). A batch
+    # The map stamps its results in its own loop (engine.runtime.task._stamping_input). A batch
     # of one record sees the watermark of the batches two before it: the largest
     # timestamp so far, less the bound (0), less 1.
     env = env_factory(parallelism=1, micro_batch_size=1)

@@ -15,9 +15,9 @@ from api.datastream.connectors import NumberSequenceSource
 from api.datastream.connectors.file_system import (BucketAssigner, Encoder, FileSink,
                                                    OutputFileConfig, RollingPolicy)
 from engine.errors import JobExecutionException
-from engine.connectors.files import EncodedFormat, FileCommitter, FileSink as EngineFileSink, \
+from engine.io.files import EncodedFormat, FileCommitter, FileSink as EngineFileSink, \
     in_progress_file
-from engine.sinks import WriterContext
+from engine.io.sinks import WriterContext
 from tests.conftest import make_env
 
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"

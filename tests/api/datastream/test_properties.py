@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from api.common import Types
 from api.datastream import KeyedProcessFunction, RuntimeExecutionMode
 from api.datastream.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
-from engine import task
+from engine.runtime import task
 from tests.conftest import make_env
 
 records = st.lists(st.tuples(st.sampled_from("abcdefg"), st.integers(-50, 50)), max_size=40)

@@ -15,7 +15,7 @@ import zipfile
 import pytest
 
 from api.common import Configuration
-from engine.python_dependencies import PythonDependencies, staging_directory
+from engine.executor.python_dependencies import PythonDependencies, staging_directory
 
 from tests.conftest import make_env
 

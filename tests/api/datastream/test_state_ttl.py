@@ -20,10 +20,10 @@ from api.datastream.state import (
     ReducingStateDescriptor, StateTtlConfig, ValueStateDescriptor,
 )
 from api.testing.test_stream import TestStream
-from engine.runtime_context import StreamingRuntimeContext
+from engine.runtime.context import StreamingRuntimeContext
 from statebackends.base import DEFAULT_SNAPSHOT_INTERVAL
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 from tests.conftest import make_env
 
 

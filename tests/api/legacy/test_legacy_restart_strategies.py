@@ -11,7 +11,7 @@ from api.common import RestartStrategies
 from api.datastream import MapFunction
 
 from engine.errors import JobExecutionException
-from engine.restart import FailureRate
+from engine.driver.restart import FailureRate
 from tests.conftest import make_env
 
 

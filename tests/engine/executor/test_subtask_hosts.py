@@ -13,9 +13,9 @@ from api.datastream import KeyedCoProcessFunction, MapFunction, SinkFunction
 from api.datastream.sinks import CollectSink
 from api.datastream.state import ValueStateDescriptor
 from engine.batch import BatchInfo, DataChunk, SinkCommittable
-from engine.exchange import payload_of, pickled
+from engine.runtime.exchange import payload_of, pickled
 from engine.executor import task_host
-from engine.job import compile_job
+from engine.driver.job import compile_job
 from tests.conftest import make_env
 
 N = 60

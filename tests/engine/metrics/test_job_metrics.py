@@ -41,7 +41,7 @@ class _Stamp(TimestampAssigner):
 
 def test_a_source_map_and_assigner_in_one_loop_count_their_records_each():
     # In one chain, the source hands the map its plain values and the map stamps its
-    # results for the assigner (engine.task._fused_input): each still counts its own.
+    # results for the assigner (engine.runtime.task._fused_input): each still counts its own.
     env = make_env("local", parallelism=1, micro_batch_size=7)
     sink = GatheringSink()
     (env.from_collection(list(range(N))).map(lambda x: ("k", x))

@@ -5,8 +5,8 @@ import re
 
 from rich.console import Console
 
-from engine import scheduler
-from engine.progress import ProgressDisplay, status_line
+from engine.driver import scheduler
+from engine.driver.progress import ProgressDisplay, status_line
 from tests.conftest import make_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from api.datastream import MapFunction
-from engine.metric_reporters import PrometheusReporter
+from engine.driver.metric_reporters import PrometheusReporter
 from tests.conftest import GatheringSink, make_env
 
 

@@ -12,7 +12,7 @@ from engine.time.timers import (
 )
 from statebackends.base import VOID_NAMESPACE
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.keygroups import assign_key_group, key_group_range_for_operator
+from core.keygroups import assign_key_group, key_group_range_for_operator
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
 MAX_PARALLELISM = 16

@@ -12,7 +12,7 @@ from engine.time.triggers import (
     TriggerResult,
 )
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.spec import StateKind
+from core.state_spec import StateKind
 
 CONTINUE, FIRE, PURGE, FIRE_AND_PURGE = (TriggerResult.CONTINUE, TriggerResult.FIRE,
                                          TriggerResult.PURGE, TriggerResult.FIRE_AND_PURGE)

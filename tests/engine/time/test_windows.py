@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import engine.time
-from engine.runtime_context import StreamingRuntimeContext
+from engine.runtime.context import StreamingRuntimeContext
 from engine.time.windows import (
     MAX_LONG, MIN_LONG, CountSlidingWindowAssigner, CountTumblingWindowAssigner, CountWindow,
     DynamicEventTimeSessionWindows, DynamicProcessingTimeSessionWindows,
@@ -20,7 +20,7 @@ from engine.time.windows import (
 )
 from statebackends.base import VOID_NAMESPACE
 from statebackends.hashmap import HashMapKeyedStateBackend
-from statebackends.spec import StateKind, StateSpec
+from core.state_spec import StateKind, StateSpec
 
 W = TimeWindow
 

@@ -1,5 +1,5 @@
 """Kafka connectors: builders record their settings and check them as Flink does when they
-are built; the record serialization schema works (running them: tests/engine/connectors)."""
+are built; the record serialization schema works (running them: tests/engine/io)."""
 import warnings
 
 import pytest
