@@ -26,7 +26,7 @@ from api.datastream.connectors.kafka import (KafkaOffsetsInitializer,
                                              KafkaSource)
 from api.datastream.state import ValueStateDescriptor
 from engine.executor.spark import get_spark_session
-from tests.kafka_broker import TansuBroker, create_topic, produce_many, unique_topic
+from benchmarks.kafka_broker import TansuBroker, create_topic, produce_many, unique_topic
 
 GUARANTEES = {"none": DeliveryGuarantee.NONE, "at-least-once": DeliveryGuarantee.AT_LEAST_ONCE,
               "exactly-once": DeliveryGuarantee.EXACTLY_ONCE}

@@ -4,9 +4,11 @@ pickle only where the job allows it, and never on read unless the reader asks.
 *Data* is what msgpack says exactly -- None, bool, int (64-bit), float, str, bytes, and
 lists and dicts of data -- plus these as msgpack extensions: a tuple (its items), a
 frozenset (keys: its members' bytes, sorted), an int beyond 64 bits, a Decimal, a date,
-a time, a datetime (naive or at a fixed offset), and the value types of the engine and
-the API: Row, Instant, TimeWindow, CountWindow, GlobalWindow. So values of every
-declared type (``Types.*`` except PICKLED_BYTE_ARRAY) and the engine's windows are data.
+a time, a datetime (naive or at a fixed offset), and the value classes that the layers
+above register when they are imported (``register_data_class``): Row, Instant,
+TimeWindow, CountWindow, GlobalWindow. So values of every declared type (``Types.*``
+except PICKLED_BYTE_ARRAY) and the engine's windows are data. This module imports no
+project code.
 
 Anything else (a set, a user class, a subclass of a builtin, a namedtuple, a str with
 lone surrogates, nesting deeper than 511 levels) is not data. The ``serialize_*``
@@ -29,7 +31,6 @@ different bytes, so they are different state entries here.
 from __future__ import annotations
 
 import datetime
-import importlib
 import io
 import pickle
 from decimal import Decimal
@@ -41,7 +42,7 @@ __all__ = ["serialize_key", "serialize_value", "serialize_data", "serialize_data
            "serialize_value_items", "serialize_data_items",
            "deserialize", "deserialize_deferred", "deserialize_data", "key_item_bytes",
            "data_key_item_bytes", "PAIR_HEADER", "Pickled", "resolve_pickled",
-           "deferred_count", "NotDataError", "PickledDataError"]
+           "deferred_count", "NotDataError", "PickledDataError", "register_data_class"]
 
 _TUPLE = 1
 _PICKLE = 2
@@ -51,11 +52,12 @@ _DECIMAL = 5  # str()
 _DATE = 6  # [year, month, day]
 _TIME = 7  # [hour, minute, second, microsecond] (naive)
 _DATETIME = 8  # [year, month, day, hour, minute, second, microsecond, UTC offset s or None]
-_ROW = 9  # [field names or None, values, row kind]
-_INSTANT = 10  # [seconds, nanos]
-_TIME_WINDOW = 11  # [start, end]
-_COUNT_WINDOW = 12  # [id]
-_GLOBAL_WINDOW = 13  # []
+ROW = 9  # api.common.types.Row: [field names or None, values, row kind]
+INSTANT = 10  # api.common.time.Instant: [seconds, nanos]
+TIME_WINDOW = 11  # engine.time.windows.TimeWindow: [start, end]
+COUNT_WINDOW = 12  # engine.time.windows.CountWindow: [id]
+GLOBAL_WINDOW = 13  # engine.time.windows.GlobalWindow: []
+_REGISTRABLE = (ROW, INSTANT, TIME_WINDOW, COUNT_WINDOW, GLOBAL_WINDOW)
 _SAME_TYPE = 14  # a list of items of one type above: [its code, [each item's fields]]
 _PROTOCOL = 5
 
@@ -116,16 +118,6 @@ def _datetime(fields: list) -> datetime.datetime:
     return datetime.datetime(*parts, tzinfo=zone)
 
 
-def _row_fields(row) -> list:
-    return [getattr(row, "_fields", None), row._values, row._row_kind.value]
-
-
-def _row(fields: list):
-    types = importlib.import_module("api.common.types")
-    names, values, kind = fields
-    return types._create_row(names, values, types.RowKind(kind))
-
-
 # type -> (extension code, fields of a value, or None where the value is not data)
 _TO_DATA: Dict[type, Tuple[int, Callable[[Any], Optional[list]]]] = {
     Decimal: (_DECIMAL, str),
@@ -133,38 +125,33 @@ _TO_DATA: Dict[type, Tuple[int, Callable[[Any], Optional[list]]]] = {
     datetime.time: (_TIME, _time_fields),
     datetime.datetime: (_DATETIME, _datetime_fields),
 }
-# (module, class name) of the engine's and API's value types: this module imports neither
-_NAMED_TO_DATA: Dict[Tuple[str, str], Tuple[int, Callable[[Any], Optional[list]]]] = {
-    ("api.common.types", "Row"): (_ROW, _row_fields),
-    ("api.common.time", "Instant"): (_INSTANT, lambda i: [i.seconds, i.nanos]),
-    ("engine.time.windows", "TimeWindow"): (_TIME_WINDOW, lambda w: [w.start, w.end]),
-    ("engine.time.windows", "CountWindow"): (_COUNT_WINDOW, lambda w: [w.id]),
-    ("engine.time.windows", "GlobalWindow"): (_GLOBAL_WINDOW, lambda w: []),
-}
-
-
-def _named(module: str, name: str) -> Callable[[list], Any]:
-    """Builds an instance of ``module.name`` from its fields (imported on first use)."""
-    found = []
-
-    def build(fields: list) -> Any:
-        if not found:
-            found.append(getattr(importlib.import_module(module), name))
-        return found[0](*fields)
-    return build
-
-
+# extension code -> a value of its fields
 _FROM_DATA: Dict[int, Callable[[list], Any]] = {
     _DECIMAL: Decimal,
     _DATE: lambda f: datetime.date(*f),
     _TIME: lambda f: datetime.time(*f),
     _DATETIME: _datetime,
-    _ROW: _row,
-    _INSTANT: _named("api.common.time", "Instant"),
-    _TIME_WINDOW: _named("engine.time.windows", "TimeWindow"),
-    _COUNT_WINDOW: _named("engine.time.windows", "CountWindow"),
-    _GLOBAL_WINDOW: _named("engine.time.windows", "GlobalWindow"),
 }
+# the value classes that the layers above register (see ``register_data_class``)
+_REGISTERED: Dict[type, Callable[[list], Any]] = {}
+_CLASS_OF_CODE: Dict[int, str] = {}
+
+
+def register_data_class(cls: type, code: int, fields_of: Callable[[Any], list],
+                        from_fields: Callable[[list], Any]) -> None:
+    """Makes the instances of ``cls`` (exactly that class) data, stored as extension
+    ``code`` (one of ROW, INSTANT, TIME_WINDOW, COUNT_WINDOW, GLOBAL_WINDOW) holding
+    ``fields_of(value)``, and read back as ``from_fields(fields)``. The module that defines
+    a value class registers it when it is imported; a code is taken by one class only."""
+    if code not in _REGISTRABLE:
+        raise ValueError(f"extension code {code} is not one a value class may take")
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if _CLASS_OF_CODE.setdefault(code, name) != name:  # (a module imported again may)
+        raise ValueError(f"extension code {code} is already taken by another class")
+    _TO_DATA[cls] = (code, fields_of)
+    _FROM_DATA[code] = from_fields
+    _REGISTERED[cls] = from_fields
+    _by_type.clear()
 
 
 _NO_DATA = (None, None)
@@ -175,8 +162,7 @@ def _converter(t: type) -> Tuple[Optional[int], Optional[Callable[[Any], Optiona
     """(extension code, fields of a value) of type ``t`` as data, or (None, None)."""
     found = _by_type.get(t)
     if found is None:
-        found = _by_type[t] = (_TO_DATA.get(t) or _NAMED_TO_DATA.get((t.__module__, t.__qualname__))
-                               or _NO_DATA)
+        found = _by_type[t] = _TO_DATA.get(t) or _NO_DATA
     return found
 
 
@@ -391,7 +377,9 @@ def _make_reader(on_pickle: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
             return list(map(_FROM_DATA[code], fields))
         from_data = _FROM_DATA.get(code)
         if from_data is None:
-            raise ValueError(f"unknown msgpack extension type {code} in stored state")
+            raise ValueError(f"unknown msgpack extension type {code} in stored state" + (
+                " (a value class whose module is not imported)" if code in _REGISTRABLE
+                else ""))
         return from_data(read(data))
     def read(data: bytes, unpackb=msgpack.unpackb) -> Any:
         return unpackb(data, ext_hook=ext_hook, strict_map_key=False, raw=False)
@@ -444,6 +432,7 @@ def resolve_pickled(obj: Any, unpickle: Callable[[Pickled], Any]) -> Any:
                 for k, v in obj.items()}
     if t is frozenset:
         return frozenset(resolve_pickled(item, unpickle) for item in obj)
-    if _NAMED_TO_DATA.get((t.__module__, t.__qualname__), (None,))[0] == _ROW:
-        obj._values = [resolve_pickled(v, unpickle) for v in obj._values]
+    from_fields = _REGISTERED.get(t)
+    if from_fields is not None:
+        return from_fields(resolve_pickled(_TO_DATA[t][1](obj), unpickle))
     return obj

@@ -8,6 +8,7 @@ import pytest
 
 from api.common import Configuration
 from api.datastream import SinkFunction, StreamExecutionEnvironment
+from benchmarks.kafka_broker import TansuBroker
 from tests.postgres_server import postgres_db, postgres_server  # noqa: F401 (fixtures)
 
 SPARK_MASTER = "local[2]"
@@ -84,4 +85,9 @@ def finished_lines(out_dir) -> list:
     return lines
 
 
-from tests.kafka_broker import kafka_broker  # noqa: E402,F401  (a session-scoped fixture)
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """A Tansu broker for the whole test run (stopped afterwards)."""
+    broker = TansuBroker().start()
+    yield broker
+    broker.stop()

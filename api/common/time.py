@@ -1,5 +1,7 @@
 """Time, Duration and Instant, as in ``pyflink.common.time``."""
 
+from core import codec
+
 __all__ = ['Duration', 'Instant', 'Time']
 
 _NANOS_PER_MILLI = 1_000_000
@@ -119,3 +121,7 @@ class Time(object):
 
     def __repr__(self):
         return 'Time.milliseconds(%d)' % self._milliseconds
+
+
+codec.register_data_class(Instant, codec.INSTANT, lambda i: [i.seconds, i.nanos],
+                          lambda fields: Instant(*fields))

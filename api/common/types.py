@@ -2,6 +2,8 @@
 from enum import Enum
 from typing import List
 
+from core import codec
+
 __all__ = ['Row', 'RowKind']
 
 
@@ -169,3 +171,9 @@ class Row(object):
 
     def __len__(self):
         return len(self._values)
+
+
+codec.register_data_class(
+    Row, codec.ROW,
+    lambda row: [getattr(row, "_fields", None), row._values, row._row_kind.value],
+    lambda fields: _create_row(fields[0], fields[1], RowKind(fields[2])))

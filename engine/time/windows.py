@@ -33,6 +33,7 @@ from abc import ABC, abstractmethod
 from typing import (Any, Callable, Collection, Dict, Generic, Iterable, Iterator, List, Mapping,
                     Optional, TypeVar)
 
+from core import codec
 from core.state_spec import StateKind, StateSpec
 
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
@@ -251,6 +252,14 @@ class GlobalWindow(Window):
 
     def __repr__(self) -> str:
         return "GlobalWindow"
+
+
+codec.register_data_class(TimeWindow, codec.TIME_WINDOW, lambda w: [w.start, w.end],
+                          lambda fields: TimeWindow(*fields))
+codec.register_data_class(CountWindow, codec.COUNT_WINDOW, lambda w: [w.id],
+                          lambda fields: CountWindow(*fields))
+codec.register_data_class(GlobalWindow, codec.GLOBAL_WINDOW, lambda w: [],
+                          lambda fields: GlobalWindow())
 
 
 # -- assigner interfaces -------------------------------------------------------------

@@ -6,7 +6,7 @@ import os
 import random
 import sys
 
-from tests.kafka_broker import create_topic, produce_many, read_values, unique_topic
+from benchmarks.kafka_broker import create_topic, produce_many, read_values, unique_topic
 from tests.system.crash import check_counted_once, run_with_kills
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kafka_crash_job.py")

@@ -20,7 +20,7 @@ from api.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSer
 from engine.io.kafka import HEADERS, KafkaUnavailableError
 from engine.errors import RecordReadError
 from engine.io.sinks import CommitterContext, WriterContext, read_staged, staged_file
-from tests.kafka_broker import (create_topic, free_port, produce, read_messages, read_values,
+from benchmarks.kafka_broker import (create_topic, free_port, produce, read_messages, read_values,
                                 unique_topic)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy classes

