@@ -11,7 +11,8 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from api.common.serialization import DeserializationSchema, SerializationSchema
 from api.common.typeinfo import TypeInformation
-from engine.io import kafka as engine_kafka
+from engine.io.kafka.sink import KafkaSink as EngineKafkaSink
+from engine.io.kafka.source import KafkaPartitionSource, Offsets
 
 from .base import DeliveryGuarantee, Sink, Source, StreamTransformer, SupportsPreprocessing
 
@@ -102,18 +103,18 @@ class FlinkKafkaConsumerBase(_LegacyFunction):
         """The type of the records, from the deserialization schema."""
         return self._deserialization_schema._produced_type()
 
-    def engine_source(self) -> engine_kafka.KafkaPartitionSource:
+    def engine_source(self) -> KafkaPartitionSource:
         kind, timestamp = self._start_from
         reset = self._properties.get('auto.offset.reset', 'latest')
-        starting = engine_kafka.Offsets(
+        starting = Offsets(
             'committed' if kind == 'group_offsets' else kind, timestamp=timestamp,
             reset='earliest' if reset in ('earliest', 'smallest', 'beginning') else 'latest')
         properties = dict(self._properties)
         # The legacy consumer finds new partitions only when told to.
         properties['partition.discovery.interval.ms'] = properties.pop(
             'flink.partition-discovery.interval-millis', '-1')
-        return engine_kafka.KafkaPartitionSource(properties, self._deserialization_schema,
-                                                 starting, topics=list(self._topics))
+        return KafkaPartitionSource(properties, self._deserialization_schema,
+                                    starting, topics=list(self._topics))
 
 
 class FlinkKafkaConsumer(FlinkKafkaConsumerBase):
@@ -179,14 +180,14 @@ class FlinkKafkaProducer(FlinkKafkaProducerBase):
         self._ignore_failures_after_transaction_timeout = True
         return self
 
-    def engine_sink(self, type_info: TypeInformation) -> engine_kafka.KafkaSink:
+    def engine_sink(self, type_info: TypeInformation) -> EngineKafkaSink:
         guarantee = {Semantic.EXACTLY_ONCE: 'exactly_once', Semantic.AT_LEAST_ONCE:
                      'at_least_once', Semantic.NONE: 'none'}[self._semantic]
         if self._log_failures_only and guarantee == 'at_least_once':
             guarantee = 'none'  # failed deliveries are logged, not raised
-        return engine_kafka.KafkaSink(self._producer_config,
-                                      _TopicRecord(self._topic, self._serialization_schema),
-                                      guarantee, 'flink-kafka-producer')
+        return EngineKafkaSink(self._producer_config,
+                               _TopicRecord(self._topic, self._serialization_schema),
+                               guarantee, 'flink-kafka-producer')
 
 
 class _TopicRecord:
@@ -300,7 +301,7 @@ class KafkaSource(Source):
         """The type of the records, from the deserializer."""
         return self._deserializer._produced_type()
 
-    def engine_source(self) -> engine_kafka.KafkaPartitionSource:
+    def engine_source(self) -> KafkaPartitionSource:
         subscriber, value = self._subscription
         subscription = {'TopicListSubscriber': 'topics',
                         'TopicPatternSubscriber': 'topic_pattern',
@@ -308,17 +309,17 @@ class KafkaSource(Source):
         if subscriber == 'PartitionSetSubscriber':
             value = sorted((p._topic, p._partition) for p in value)
         stopping = self._stopping_offsets
-        return engine_kafka.KafkaPartitionSource(
+        return KafkaPartitionSource(
             self._properties, self._deserializer, _engine_offsets(self._starting_offsets),
             None if stopping is None else _engine_offsets(stopping), self._bounded,
             **{subscription: value})
 
 
-def _engine_offsets(initializer: KafkaOffsetsInitializer) -> engine_kafka.Offsets:
+def _engine_offsets(initializer: KafkaOffsetsInitializer) -> Offsets:
     settings = initializer._settings
     reset = settings.get('offset_reset_strategy')
     offsets = settings.get('offsets')
-    return engine_kafka.Offsets(
+    return Offsets(
         {'committed_offsets': 'committed'}.get(initializer._kind, initializer._kind),
         timestamp=settings.get('timestamp'),
         offsets=None if offsets is None else {(p._topic, p._partition): o
@@ -562,10 +563,10 @@ class KafkaSink(Sink, SupportsPreprocessing):
         """None: the record serializer chooses each record's topic itself."""
         return None
 
-    def engine_sink(self, type_info: TypeInformation) -> engine_kafka.KafkaSink:
-        return engine_kafka.KafkaSink(self._properties, self._record_serializer._record,
-                                      self._delivery_guarantee.name.lower(),
-                                      self._transactional_id_prefix)
+    def engine_sink(self, type_info: TypeInformation) -> EngineKafkaSink:
+        return EngineKafkaSink(self._properties, self._record_serializer._record,
+                               self._delivery_guarantee.name.lower(),
+                               self._transactional_id_prefix)
 
 
 class KafkaSinkBuilder(object):

@@ -17,7 +17,8 @@ from api.datastream.connectors.kafka import (FlinkKafkaConsumer, FlinkKafkaProdu
                                              KafkaSource, KafkaTopicPartition)
 from api.datastream.formats.csv import CsvRowDeserializationSchema
 from api.datastream.formats.json import JsonRowDeserializationSchema, JsonRowSerializationSchema
-from engine.io.kafka import HEADERS, KafkaUnavailableError
+from engine.io.kafka.client import KafkaUnavailableError
+from engine.io.kafka.transactions import HEADERS
 from engine.errors import RecordReadError
 from engine.io.sinks import CommitterContext, WriterContext, read_staged, staged_file
 from benchmarks.kafka_broker import (create_topic, free_port, produce, read_messages, read_values,
@@ -239,7 +240,7 @@ def test_ignore_parse_errors_skips_and_counts_bad_records(kafka_broker, caplog):
     produce(bootstrap, topic, ['{"id": 1, "name": "a"}', "not json", "[1]",
                                '{"id": 3, "name": "c"}'])
     kafka = source(bootstrap, topic, deserializer=JSON_ROW.ignore_parse_errors().build())
-    with caplog.at_level(logging.WARNING, logger="engine.io.kafka"):
+    with caplog.at_level(logging.WARNING, logger="engine.io.kafka.source"):
         records, positions = drain(kafka)
     assert values(records) == {f"{topic}:0": [Row(id=1, name="a"), Row(id=3, name="c")]}
     assert positions == {f"{topic}:0": 4}
@@ -417,7 +418,7 @@ def test_delivery_none_logs_what_the_broker_did_not_take(tmp_path, caplog):
                       **{"delivery.timeout.ms": "1000"})
     writer = sink.create_writer(writer_context(tmp_path, 0))
     writer.write(["a"])
-    with caplog.at_level(logging.WARNING, logger="engine.io.kafka"):
+    with caplog.at_level(logging.WARNING, logger="engine.io.kafka.sink"):
         assert writer.prepare_commit() is None
     assert "did not take 1 records" in caplog.text
 
