@@ -1,5 +1,5 @@
 """The built-in sinks as engine ``Sink``s: print, collect and a user's SinkFunction
-(FileSink's is in ``engine.io.files``), and the legacy ``write_as_text``,
+(FileSink's is in ``engine.io.files.sink``), and the legacy ``write_as_text``,
 ``write_as_csv`` and ``write_to_socket`` sinks with their ``WriteMode``.
 
 Print and collect format a batch's records in the tasks and write them in the driver
@@ -12,7 +12,7 @@ from collections import deque
 from enum import Enum
 from typing import Callable, Optional
 
-from engine.io.files import TextFileSink
+from engine.io.files.sink import TextFileSink
 from engine.io.socket import SocketSink
 from engine.errors import RecordWriteError
 from engine.io.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.io import files
+from engine.io.files import sink as file_sink, source as file_source
 
 from api.common.serialization import BulkWriterFactory, Encoder, _Charset
 from api.common.typeinfo import TypeInformation, Types
@@ -271,22 +271,22 @@ class FileSink(Sink, SupportsPreprocessing):
         roll at the end of every micro-batch."""
         return FileSink.BulkFormatBuilder(base_path, writer_factory)
 
-    def engine_sink(self, type_info: TypeInformation) -> files.FileSink:
+    def engine_sink(self, type_info: TypeInformation) -> file_sink.FileSink:
         """The engine sink writing a stream of ``type_info`` (used by ``sink_to``)."""
         check_available(self._format)
         if isinstance(self._format, Encoder):
             to_line, charset = string_formatter(type_info), self._format._charset_name
             # Java's String.getBytes writes '?' for characters the charset lacks.
-            part_format = files.EncodedFormat(
+            part_format = file_sink.EncodedFormat(
                 lambda value: to_line(value).encode(charset, "replace") + b"\n")
         else:
             part_format = self._format._part_format(type_info)
         # The token keeps part file names of several sinks sharing a base path apart.
-        return files.FileSink(self._base_path, part_format,
-                              self._output_file_config.get_part_prefix(),
-                              self._output_file_config.get_part_suffix(),
-                              self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
-                              uuid.uuid4().hex)
+        return file_sink.FileSink(self._base_path, part_format,
+                                  self._output_file_config.get_part_prefix(),
+                                  self._output_file_config.get_part_suffix(),
+                                  self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
+                                  uuid.uuid4().hex)
 
     class BaseBuilder(object):
         """The settings both FileSink builders share; defaults: an hourly
@@ -439,7 +439,7 @@ class StreamFormat(object):
         """The type of the records read."""
         raise NotImplementedError
 
-    def _engine_format(self) -> files.FileFormat:
+    def _engine_format(self) -> file_source.FileFormat:
         """How the engine reads files in this format."""
         raise NotImplementedError
 
@@ -452,8 +452,8 @@ class _TextLineFormat(StreamFormat):
     def _produced_type(self) -> TypeInformation:
         return Types.STRING()
 
-    def _engine_format(self) -> files.TextLineFormat:
-        return files.TextLineFormat(self._charset.codec, self._charset.decode)
+    def _engine_format(self) -> file_source.TextLineFormat:
+        return file_source.TextLineFormat(self._charset.codec, self._charset.decode)
 
 
 class BulkFormat(UnavailableConnector):
@@ -527,16 +527,16 @@ class FileSource(Source):
         check_available(self._format)
         return self._format._produced_type()
 
-    def engine_source(self) -> files.FileSource:
+    def engine_source(self) -> file_source.FileSource:
         check_available(self._format)
         interval = self._discovery_interval
-        split_size = files.SPLIT_SIZE
+        split_size = file_source.SPLIT_SIZE
         if self._file_enumerator is not None and self._file_enumerator._kind == 'non_splittable':
             split_size = None
-        return files.FileSource([_local_path(path, "FileSource") for path in self._paths],
-                                self._format._engine_format(),
-                                None if interval is None else interval.to_milliseconds(),
-                                split_size)
+        return file_source.FileSource([_local_path(path, "FileSource") for path in self._paths],
+                                      self._format._engine_format(),
+                                      None if interval is None else interval.to_milliseconds(),
+                                      split_size)
 
     @staticmethod
     def for_record_stream_format(stream_format: StreamFormat, *paths: str

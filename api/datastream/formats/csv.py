@@ -25,7 +25,8 @@ import io
 import re
 from typing import Callable, List, Optional
 
-from engine.io.files import CsvFormat, EncodedFormat
+from engine.io.files.sink import EncodedFormat
+from engine.io.files.source import CsvFormat
 
 from api.common.serialization import (BulkWriterFactory, DeserializationSchema,
                                       RowDataBulkWriterFactory, SerializationSchema)

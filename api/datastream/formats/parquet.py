@@ -7,7 +7,7 @@ not available yet: they can be created, and a job using one fails when it is bui
 """
 from typing import Optional
 
-from engine.io.files import ParquetFormat
+from engine.io.files.sink import ParquetFormat
 
 from api.common.configuration import Configuration
 from api.common.serialization import (BulkWriterFactory, RowDataBulkWriterFactory,

@@ -15,7 +15,7 @@ from api.datastream.connectors import NumberSequenceSource
 from api.datastream.connectors.file_system import (BucketAssigner, Encoder, FileSink,
                                                    OutputFileConfig, RollingPolicy)
 from engine.errors import JobExecutionException
-from engine.io.files import EncodedFormat, FileCommitter, FileSink as EngineFileSink, \
+from engine.io.files.sink import EncodedFormat, FileCommitter, FileSink as EngineFileSink, \
     in_progress_file
 from engine.io.sinks import WriterContext
 from tests.conftest import make_env

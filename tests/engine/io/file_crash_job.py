@@ -12,7 +12,7 @@ from api.common import Configuration, Types, WatermarkStrategy
 from api.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
 from api.datastream.connectors.file_system import (BucketAssigner, Encoder, FileSink,
                                                    FileSource, StreamFormat)
-from engine.io import files
+from engine.io.files import source as file_source
 
 
 def slow(line):
@@ -21,7 +21,7 @@ def slow(line):
 
 
 def main(source_dir, checkpoints, out):
-    files.SPLIT_SIZE = 4096
+    file_source.SPLIT_SIZE = 4096
     config = Configuration()
     config.set_string("execution.executor", "local")
     config.set_string("execution.micro-batch.size", "40")

@@ -16,7 +16,7 @@ from api.datastream.connectors.file_system import (BucketAssigner, Encoder, File
                                                    FileSource, StreamFormat)
 from api.datastream.formats.parquet import ParquetBulkWriters
 from api.datastream.functions import MapFunction
-from engine.io import files
+from engine.io.files import source as file_source
 from engine.errors import JobExecutionException
 from tests.conftest import finished_lines, make_env
 
@@ -51,7 +51,7 @@ def row_sink(out_dir) -> FileSink:
 
 @pytest.mark.parametrize("parallelism", [1, 3])
 def test_a_static_file_set_is_read_once(executor, tmp_path, monkeypatch, parallelism):
-    monkeypatch.setattr(files, "SPLIT_SIZE", 4096)  # big.txt becomes 5 splits
+    monkeypatch.setattr(file_source, "SPLIT_SIZE", 4096)  # big.txt becomes 5 splits
     expected = write_inputs(tmp_path / "in")
     env = make_env(executor, parallelism=parallelism, micro_batch_size=97)
     ds = env.from_source(text_files(tmp_path / "in"), WatermarkStrategy.no_watermarks(),
@@ -126,7 +126,7 @@ class FailOnce(MapFunction):
 
 
 def test_a_restarted_job_neither_skips_nor_repeats_a_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "SPLIT_SIZE", 4096)
+    monkeypatch.setattr(file_source, "SPLIT_SIZE", 4096)
     expected = write_inputs(tmp_path / "in")
     marker = str(tmp_path / "failed")
 

@@ -19,8 +19,7 @@ from api.common import Duration, Row, Types
 from api.datastream.connectors.file_system import (FileEnumeratorProvider, FileSource,
                                                    StreamFormat)
 from api.datastream.formats.csv import CsvReaderFormat, CsvSchema
-from engine.io.files import TextLineFormat
-from engine.io.files import FileSource as EngineFileSource
+from engine.io.files.source import FileSource as EngineFileSource, TextLineFormat
 from engine.errors import RecordReadError
 
 

@@ -1,7 +1,7 @@
-"""Files in and out: the engine side of FileSource and FileSink.
+"""Reading files: the engine side of FileSource.
 
-**Reading.** ``FileSource`` lists the files under its paths (directories recursively;
-names starting with ``.`` or ``_`` are hidden and skipped) and cuts them into splits:
+``FileSource`` lists the files under its paths (directories recursively; names starting
+with ``.`` or ``_`` are hidden and skipped) and cuts them into splits:
 
 - A plain text file read as lines in a charset that writes ``\\r`` and ``\\n`` as those
   single bytes (UTF-8, Latin-1, ASCII, ...) is *splittable*: it is cut into byte ranges
@@ -26,32 +26,17 @@ With ``discovery_interval_ms`` the source is unbounded: the paths are listed aga
 most every interval and new files become new splits. A file already listed is never
 read again, so files must be complete when they appear (write them elsewhere, then
 move them in): a file that is still growing when it is listed is not supported.
-
-**Writing.** ``FileSink`` writes each subtask's records of a batch into hidden
-in-progress part files (``<bucket>/.<prefix>-<uuid>-<n><suffix>.inprogress.<batch>``)
-and its ``FileCommitter`` renames them to their finished names once the batch is
-committed. Names are a function of (run, sink, subtask, batch, part index), so a retried
-task overwrites its own files; ``recover`` finishes the files of committed batches and
-deletes those of later ones.
-
-**Appending.** ``TextFileSink`` (``write_as_text``, ``write_as_csv``) stages each
-subtask's encoded lines of a batch in the job's directory and appends them, once the
-batch is committed, to one file per subtask, named as Flink's ``FileOutputFormat``
-names them: the path itself at sink parallelism 1, ``<path>/<subtask + 1>`` above.
 """
 import codecs
 import csv
 import gzip
 import os
 import re
-import shutil
 import time
-import uuid
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from engine.errors import RecordReadError
-from engine.io.sinks import Committer, Sink, SinkWriter, StagedCommitter, StagingWriter, WriterContext
 from engine.io.sources import Source, SplitRange
 
 
@@ -65,6 +50,7 @@ _TEXT_TERMINATOR = re.compile(r"\r\n|\r|\n")
 # --- listing ------------------------------------------------------------------------
 
 def is_hidden(name: str) -> bool:
+    """Whether a file or directory name is hidden (starts with ``.`` or ``_``)."""
     return name.startswith(".") or name.startswith("_")
 
 
@@ -105,6 +91,7 @@ def raw_lines(stream, block: int = _BLOCK) -> Iterator[bytes]:
 
 
 def strip_terminator(line: bytes) -> bytes:
+    """A line without its terminator."""
     if line.endswith(b"\r\n"):
         return line[:-2]
     if line.endswith(b"\n") or line.endswith(b"\r"):
@@ -177,6 +164,7 @@ _MAX_CURSORS = 16
 
 
 def open_cursor(path: str, position: int) -> LineCursor:
+    """A cursor on ``path`` at ``position``: the one kept open there, else a new one."""
     cursor = _CURSORS.pop(path, None)
     if cursor is not None and cursor.offset == position:
         return cursor
@@ -186,6 +174,7 @@ def open_cursor(path: str, position: int) -> LineCursor:
 
 
 def keep_cursor(cursor: LineCursor) -> None:
+    """Keeps a cursor open for the split's next batch (the least recent ones close)."""
     _CURSORS[cursor.path] = cursor
     while len(_CURSORS) > _MAX_CURSORS:
         _CURSORS.popitem(last=False)[1].close()
@@ -310,9 +299,8 @@ class CsvFormat(FileFormat):
         return records
 
 
-# --- the source ---------------------------------------------------------------------
-
 class FileSplit(NamedTuple):
+    """A split: the byte range ``[start, end)`` of a file."""
     path: str
     start: int
     end: Optional[int]  # None: the whole file, read as a stream
@@ -397,290 +385,3 @@ class FileSource(Source):
             return records, None
         keep_cursor(cursor)
         return records, cursor.offset
-
-
-# --- the sink -----------------------------------------------------------------------
-
-# A part file being written is hidden and names its batch, so the committer can tell,
-# after a crash, whether that batch committed: ".<finished name>.inprogress.<batch id>".
-_IN_PROGRESS = re.compile(r"^\.(?P<final>.+)\.inprogress\.(?P<batch>\d+)$")
-_PART_FILE_IDS = uuid.UUID("6f1d1c1e-9a53-4c8e-9b8e-3f0c2d7a5b10")  # namespace of uuid5
-
-
-def in_progress_file(finished_path: str, batch_id: int) -> str:
-    """The path a part file has while its batch is not yet committed."""
-    directory, name = os.path.split(finished_path)
-    return os.path.join(directory, f".{name}.inprogress.{batch_id}")
-
-
-def parse_in_progress_file(path: str):
-    """``(finished path, batch id)`` of an in-progress part file, or None for other files."""
-    directory, name = os.path.split(path)
-    match = _IN_PROGRESS.match(name)
-    if match is None:
-        return None
-    return os.path.join(directory, match["final"]), int(match["batch"])
-
-
-class PartFile:
-    """One open part file of a FileSink format."""
-
-    def write(self, values: list) -> None:
-        raise NotImplementedError
-
-    def size(self) -> int:
-        """The bytes written so far."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-
-class PartFileFormat:
-    """How a FileSink writes records into a part file."""
-
-    def open(self, path: str) -> PartFile:
-        raise NotImplementedError
-
-
-class EncodedPartFile(PartFile):
-    def __init__(self, path: str, encode: Callable[[Any], bytes], header: bytes):
-        self.file = open(path, "wb")
-        self.encode = encode
-        self.file.write(header)
-        self.written = len(header)
-
-    def write(self, values: list) -> None:
-        data = b"".join(map(self.encode, values))
-        self.file.write(data)
-        self.written += len(data)
-
-    def size(self) -> int:
-        return self.written
-
-    def close(self) -> None:
-        self.file.close()
-
-
-class EncodedFormat(PartFileFormat):
-    """Part files of encoded records, one after another (the row format, CSV): ``encode``
-    turns a record into its bytes; ``header`` starts every part file."""
-
-    def __init__(self, encode: Callable[[Any], bytes], header: bytes = b""):
-        self.encode = encode
-        self.header = header
-
-    def open(self, path: str) -> PartFile:
-        return EncodedPartFile(path, self.encode, self.header)
-
-
-class ParquetPartFile(PartFile):
-    def __init__(self, path: str, schema, to_columns: Callable[[list], list]):
-        import pyarrow.parquet as pq
-        self.file = open(path, "wb")
-        self.writer = pq.ParquetWriter(self.file, schema)
-        self.schema = schema
-        self.to_columns = to_columns
-
-    def write(self, values: list) -> None:
-        import pyarrow as pa
-        columns = self.to_columns(values)
-        self.writer.write_batch(pa.record_batch(
-            [pa.array(column, type=field.type) for column, field in zip(columns, self.schema)],
-            schema=self.schema))
-
-    def size(self) -> int:
-        return self.file.tell()
-
-    def close(self) -> None:
-        self.writer.close()
-        self.file.close()
-
-
-class ParquetFormat(PartFileFormat):
-    """Parquet part files of the Arrow ``schema``; ``to_columns`` turns a list of records
-    into one list of values per column."""
-
-    def __init__(self, schema, to_columns: Callable[[list], list]):
-        self.schema = schema
-        self.to_columns = to_columns
-
-    def open(self, path: str) -> PartFile:
-        return ParquetPartFile(path, self.schema, self.to_columns)
-
-
-class FileSinkWriter(SinkWriter):
-    """Writes a subtask's records of one batch into in-progress part files of the batch's
-    bucket; ``part_size`` None rolls only at the end of the batch, otherwise a file rolls
-    once it has grown past ``part_size`` bytes. The committable is the list of in-progress
-    paths. File names: ``<prefix>-<uuid>-<part index><suffix>``, one uuid per run, sink,
-    subtask and batch (Flink's uuid per writer)."""
-
-    def __init__(self, sink: "FileSink", context: WriterContext):
-        self.sink = sink
-        self.context = context
-        self.paths: List[str] = []
-        self.file: Optional[PartFile] = None
-        self.bucket_dir: Optional[str] = None
-
-    def write(self, values: list) -> None:
-        part_size = self.sink.part_size
-        if part_size is None:
-            if self.file is None:
-                self._roll()
-            self.file.write(values)
-            return
-        for value in values:
-            if self.file is None or self.file.size() > part_size:
-                self._roll()
-            self.file.write([value])
-
-    def _roll(self) -> None:
-        sink, context = self.sink, self.context
-        if self.file is not None:
-            self.file.close()
-        else:  # the batch's first file
-            self.bucket_dir = os.path.join(sink.base_path,
-                                           sink.bucket_id(context.processing_time))
-            os.makedirs(self.bucket_dir, exist_ok=True)
-        writer_id = uuid.uuid5(_PART_FILE_IDS, f"{context.run_id}/{sink.sink_token}/"
-                                               f"{context.subtask}/{context.batch_id}")
-        name = f"{sink.part_prefix}-{writer_id}-{len(self.paths)}{sink.part_suffix}"
-        path = in_progress_file(os.path.join(self.bucket_dir, name), context.batch_id)
-        self.file = sink.part_format.open(path)
-        self.paths.append(path)
-
-    def prepare_commit(self) -> Optional[List[str]]:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
-        return self.paths or None
-
-
-class FileCommitter(Committer):
-    """Renames a committed batch's in-progress part files to their finished names.
-    Renaming is idempotent: a part file already finished is left alone."""
-
-    def __init__(self, base_path: str, part_prefix: str, part_suffix: str):
-        self.base_path = base_path
-        self.part_prefix = part_prefix
-        self.part_suffix = part_suffix
-
-    def commit(self, batch_id: int, subtask: int, committable: List[str]) -> None:
-        for path in committable:
-            if not _finish(path, parse_in_progress_file(path)[0]):
-                raise FileNotFoundError(
-                    f"FileSink: the part file {path} written by subtask {subtask} is not "
-                    "visible to the driver; the sink's base path must be on a file system "
-                    "that the driver and every worker share")
-
-    def recover(self, committed_batch: int) -> None:
-        """Finishes this sink's in-progress part files of batches up to
-        ``committed_batch`` and deletes those of later batches (they run again)."""
-        if not os.path.isdir(self.base_path):
-            return
-        for directory, _, names in os.walk(self.base_path):
-            for name in names:
-                path = os.path.join(directory, name)
-                parsed = parse_in_progress_file(path)
-                if parsed is None or not self._is_own(os.path.basename(parsed[0])):
-                    continue
-                finished, batch_id = parsed
-                if batch_id <= committed_batch:
-                    _finish(path, finished)
-                else:
-                    os.remove(path)
-
-    def _is_own(self, finished_name: str) -> bool:
-        """Whether a part file name has this sink's prefix and suffix (others may write
-        to the same base path)."""
-        return (finished_name.startswith(self.part_prefix + "-")
-                and finished_name.endswith(self.part_suffix))
-
-
-def _finish(in_progress: str, finished: str) -> bool:
-    """Renames an in-progress part file to its finished name; False if neither exists."""
-    if os.path.exists(finished):  # finished before: keep it, drop a leftover copy
-        if os.path.exists(in_progress):
-            os.remove(in_progress)
-        return True
-    if os.path.exists(in_progress):
-        os.rename(in_progress, finished)
-        return True
-    return False
-
-
-class FileSink(Sink):
-    """FileSink: part files in buckets under ``base_path``; ``bucket_id`` maps the batch's
-    processing time (ms) to the bucket (a sub-directory, "" for the base path); the
-    ``sink_token`` keeps part file names of several sinks sharing a base path apart."""
-
-    name = "FileSink"
-
-    def __init__(self, base_path: str, part_format: PartFileFormat, part_prefix: str,
-                 part_suffix: str, part_size: Optional[int], bucket_id: Callable[[int], str],
-                 sink_token: str):
-        self.base_path = base_path
-        self.part_format = part_format
-        self.part_prefix = part_prefix
-        self.part_suffix = part_suffix
-        self.part_size = part_size
-        self.bucket_id = bucket_id
-        self.sink_token = sink_token
-
-    def create_writer(self, context: WriterContext) -> FileSinkWriter:
-        return FileSinkWriter(self, context)
-
-    def create_committer(self) -> FileCommitter:
-        return FileCommitter(self.base_path, self.part_prefix, self.part_suffix)
-
-
-ALREADY_EXISTS = ("{owner}: {path!r} already exists. Existing files and directories are not "
-                  "overwritten in NO_OVERWRITE mode. Use OVERWRITE mode to overwrite existing "
-                  "files and directories.")
-
-
-class TextFileSink(Sink):
-    """Appends each committed batch's lines (``encode(record)`` gives a line's bytes) to
-    one file per subtask; at a fresh start, an existing ``path`` is deleted
-    (``overwrite``) or fails the job. A crash during a commit may append a batch's lines
-    twice when the job resumes: at least once, as Flink's ``write*`` methods."""
-
-    stages_in_job_directory = True
-
-    def __init__(self, owner: str, path: str, encode: Callable[[Any], bytes], overwrite: bool):
-        self.owner = owner
-        self.path = path
-        self.encode = encode
-        self.overwrite = overwrite
-
-    def create_writer(self, context: WriterContext) -> StagingWriter:
-        return StagingWriter(context, self.encode)
-
-    def create_committer(self) -> "TextFileCommitter":
-        return TextFileCommitter(self.owner, self.path, self.overwrite)
-
-
-class TextFileCommitter(StagedCommitter):
-    def __init__(self, owner: str, path: str, overwrite: bool):
-        self.owner = owner
-        self.path = path
-        self.overwrite = overwrite
-
-    def recover(self, committed_batch: int) -> None:
-        if committed_batch < 0 and os.path.lexists(self.path):  # a fresh start
-            if not self.overwrite:
-                raise FileExistsError(ALREADY_EXISTS.format(owner=self.owner, path=self.path))
-            if os.path.isdir(self.path) and not os.path.islink(self.path):
-                shutil.rmtree(self.path)
-            else:
-                os.remove(self.path)
-        super().recover(committed_batch)
-
-    def deliver(self, batch_id: int, subtask: int, items: list) -> None:
-        path = self.path
-        if self.context.parallelism > 1:
-            path = os.path.join(path, str(subtask + 1))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "ab") as f:
-            f.write(b"".join(items))
