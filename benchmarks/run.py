@@ -39,18 +39,33 @@ def best_of(repeat: int, fn, opts):
     return min(gathered, key=lambda run: run[1])
 
 
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """Adds the options of the engine's runs that every runner shares: executor,
+    parallelism, Spark master and state backend."""
+    p.add_argument("--executor", default="spark", choices=["spark", "local"])
+    p.add_argument("--parallelism", type=int, default=2)
+    p.add_argument("--master", default="local[2]", help="Spark master (executor spark)")
+    p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"],
+                   help="keyed state backend of the engine's runs (state.backend.type)")
+
+
+def print_heading(settings: str, columns: str) -> None:
+    """Prints the run's line (time, cores, load average, then ``settings``) and the
+    table's ``columns``, underlined."""
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f}{settings}")
+    print(columns)
+    print("-" * len(columns))
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, default=1_000_000, help="records per workload")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--executor", default="spark", choices=["spark", "local"])
-    p.add_argument("--parallelism", type=int, default=2)
+    add_engine_arguments(p)
     p.add_argument("--micro-batch-size", type=int, default=100_000,
                    help="max records per source split and micro-batch")
-    p.add_argument("--master", default="local[2]", help="Spark master (executor spark)")
     p.add_argument("--repeat", type=int, default=1, help="runs per workload; best is shown")
-    p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"],
-                   help="keyed state backend of the engine's runs (state.backend.type)")
     p.add_argument("--object-reuse", action="store_true",
                    help="the engine's runs enable object reuse (pipeline.object-reuse)")
     return p.parse_args(argv)
@@ -59,13 +74,9 @@ def parse_args(argv=None):
 def main(argv=None):
     opts = parse_args(argv)
     start_session(opts)
-    header = (f"{'workload':8} {'N':>9} {'executor':8} {'par':>3} {'batch':>8} {'s':>7} "
-              f"{'rec/s':>10} {'base s':>7} {'base rec/s':>10} {'ratio':>6}")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}, state backend {opts.state_backend}; "
-          f"ratio = ours / baseline records/s")
-    print(header)
-    print("-" * len(header))
+    print_heading(f", state backend {opts.state_backend}; ratio = ours / baseline records/s",
+                  f"{'workload':8} {'N':>9} {'executor':8} {'par':>3} {'batch':>8} {'s':>7} "
+                  f"{'rec/s':>10} {'base s':>7} {'base rec/s':>10} {'ratio':>6}")
     for name in opts.workloads.upper().replace(" ", "").split(","):
         run, baseline = WORKLOADS[name]
         run(opts, WARM_UP_N).gathered()

@@ -30,7 +30,6 @@ import resource
 import shutil
 import tempfile
 import threading
-import time
 import uuid
 from typing import Dict, List, Tuple
 
@@ -40,7 +39,8 @@ from api.datastream.connectors import NumberSequenceSource
 from api.datastream.functions import SinkFunction
 from api.datastream.state import ValueStateDescriptor
 
-from .run import WARM_UP_N, best_of, start_session, timed
+from .run import (WARM_UP_N, add_engine_arguments, best_of, print_heading, start_session,
+                  timed)
 from .workloads import WORKLOADS, environment
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -265,14 +265,11 @@ def parse_args(argv=None):
     p.add_argument("--workload", default="W2", help="growth: the workload run at each N")
     p.add_argument("--keys", default="10000,1000000",
                    help="growth: distinct keys of KeyedCount, comma-separated ('' for none)")
-    p.add_argument("--executor", default="spark", choices=["spark", "local"])
-    p.add_argument("--parallelism", type=int, default=2, help="growth: parallelism")
-    p.add_argument("--master", default="local[2]", help="Spark master (executor spark)")
+    add_engine_arguments(p)  # --parallelism: growth only
     p.add_argument("--micro-batch-size", dest="batch_size", type=int, default=0,
                    help="max records per split and batch (default: parallelism: one batch "
                         "per split; growth: 500,000)")
     p.add_argument("--repeat", type=int, default=1, help="parallelism: runs, best shown")
-    p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"])
     return p.parse_args(argv)
 
 
@@ -280,26 +277,21 @@ def main(argv=None):
     """Prints the table; returns its rows (dicts)."""
     opts = parse_args(argv)
     start_session(opts)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}, executor {opts.executor}"
-          f"{' ' + opts.master if opts.executor == 'spark' else ''}, state backend "
-          f"{opts.state_backend}")
+    master = f" {opts.master}" if opts.executor == "spark" else ""
+    settings = f", executor {opts.executor}{master}, state backend {opts.state_backend}"
     if opts.mode == "parallelism":
         opts.n = int(opts.n or 1_000_000)
-        header = (f"{'workload':8} {'N':>10} {'p1 rec/s':>11} {'p2 rec/s':>11} {'p2/p1':>6} "
-                  f"{'>=1.7':>6}")
-        print(header)
-        print("-" * len(header))
+        print_heading(settings, f"{'workload':8} {'N':>10} {'p1 rec/s':>11} {'p2 rec/s':>11} "
+                                f"{'p2/p1':>6} {'>=1.7':>6}")
         return run_parallelism(opts)
     else:
         opts.n = opts.n or "1000000,4000000"
-        print(f"# parallelism {opts.parallelism}, micro-batch {opts.batch_size or 500_000:,} "
-              f"per split; MB: peak resident memory during the run (driver; Python processes "
-              f"under it, added up and the largest), and the driver's lifetime peak")
-        header = (f"{'run':20} {'N':>11} {'rec/s':>11} {'driver MB':>9} {'workers MB':>10} "
-                  f"{'largest MB':>10} {'life MB':>9}")
-        print(header)
-        print("-" * len(header))
+        print_heading(f"{settings}; parallelism {opts.parallelism}, micro-batch "
+                      f"{opts.batch_size or 500_000:,} per split; MB: peak resident memory "
+                      f"during the run (driver; Python processes under it, added up and the "
+                      f"largest), and the driver's lifetime peak",
+                      f"{'run':20} {'N':>11} {'rec/s':>11} {'driver MB':>9} {'workers MB':>10} "
+                      f"{'largest MB':>10} {'life MB':>9}")
         return run_growth(opts)
 
 

@@ -8,10 +8,8 @@ tasks, the query, a counting sink in the tasks). Not timed: Spark session start-
 (created once before) and a warm-up run of each query at 1,000 events.
 """
 import argparse
-import os
-import time
 
-from benchmarks.run import start_session
+from benchmarks.run import add_engine_arguments, print_heading, start_session, timed
 from benchmarks.workloads import CountSink, environment
 
 from .generator import GeneratorConfig, nexmark_source
@@ -41,36 +39,28 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--events", type=int, default=1_000_000)
     p.add_argument("--queries", default=",".join(QUERIES))
-    p.add_argument("--executor", default="spark", choices=["spark", "local"])
-    p.add_argument("--parallelism", type=int, default=2)
+    add_engine_arguments(p)
     p.add_argument("--micro-batch-size", type=int, default=500_000,
                    help="max events per source split and micro-batch")
-    p.add_argument("--master", default="local[2]", help="Spark master (executor spark)")
     p.add_argument("--event-rate", type=int, default=GeneratorConfig().event_rate,
                    help="events per second of event time")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--state-backend", default="hashmap", choices=["hashmap", "rocksdb"])
     return p.parse_args(argv)
 
 
 def main(argv=None):
     opts = parse_args(argv)
     start_session(opts)
-    header = (f"{'query':5} {'events':>9} {'results':>9} {'s':>7} {'events/s':>10} "
-              f"{'per core':>9} {'Flink 1.13 per core':>19}")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f}; executor {opts.executor}, parallelism "
-          f"{opts.parallelism}, micro-batch {opts.micro_batch_size}, event rate "
-          f"{opts.event_rate}/s, state backend {opts.state_backend}; per core = events/s "
-          f"/ parallelism (spark), = events/s (local: one process)")
-    print(header)
-    print("-" * len(header))
+    print_heading(f"; executor {opts.executor}, parallelism {opts.parallelism}, micro-batch "
+                  f"{opts.micro_batch_size}, event rate {opts.event_rate}/s, state backend "
+                  f"{opts.state_backend}; per core = events/s / parallelism (spark), "
+                  f"= events/s (local: one process)",
+                  f"{'query':5} {'events':>9} {'results':>9} {'s':>7} {'events/s':>10} "
+                  f"{'per core':>9} {'Flink 1.13 per core':>19}")
     cores = opts.parallelism if opts.executor == "spark" else 1  # local: one process
     for name in opts.queries.lower().replace(" ", "").split(","):
         run_query(opts, name, WARM_UP_EVENTS)
-        start = time.perf_counter()
-        results = run_query(opts, name, opts.events)
-        seconds = time.perf_counter() - start
+        results, seconds = timed(run_query, opts, name, opts.events)
         rate = opts.events / seconds
         flink = FLINK_1_13_PER_CORE_K[name]
         print(f"{name:5} {opts.events:>9} {results:>9} {seconds:>7.2f} {rate:>10,.0f} "
