@@ -135,7 +135,8 @@ def read_staged(path: str) -> list:
 
 def convert_each(to_item: Optional[Callable], values: list) -> list:
     """``to_item`` of each value (the values themselves when None); a value that fails
-    raises ``RecordWriteError`` naming it."""
+    raises ``RecordWriteError`` naming it. Sink writers and a task's conversion to an
+    operator's declared output type use it."""
     if to_item is None:
         return values
     out = []

@@ -21,7 +21,8 @@ from core.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
 from engine.batch import BatchInfo, CompiledJob, DataChunk, MetricReport, TaskFailure
-from engine.errors import OperatorError
+from engine.errors import OperatorError, RecordWriteError
+from engine.io.sinks import convert_each
 from engine.runtime.exchange import drop_kept_chunks_but, holds_kept_chunks, kept, payload_of, records_of
 from engine.graph import Stage
 from engine.runtime.metrics import OperatorMetrics
@@ -290,14 +291,10 @@ def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
     """Applies ``convert``, the declared output type (e.g. FLOAT rounding, INT range), to
     each element."""
     def converting(records):
-        out = []
-        append = out.append
-        record = None
         try:
-            for record in records:
-                append(convert(record))
-        except Exception as e:
-            raise OperatorError.wrap(name, record, e) from None
+            out = convert_each(convert, records)
+        except RecordWriteError as e:
+            raise OperatorError.wrap(name, e.record, e.cause) from None
         emit(out)
     return converting
 
