@@ -239,6 +239,16 @@ class WindowOperator(UdfOperator):
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
         self._out = out = []
+        try:
+            late = self._add_chunk(pairs)
+        finally:
+            self.backend.set_current_namespace(None)
+        self._emit(out, late)
+
+    def _add_chunk(self, pairs) -> list:
+        """Adds each element to its windows (what fires goes to ``self._out``); returns
+        the late elements, (timestamp, value), those every window of which was late. An
+        error names its element."""
         late = []
         cursor = self.cursor
         value = None
@@ -251,9 +261,7 @@ class WindowOperator(UdfOperator):
             raise
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
-        finally:
-            self.backend.set_current_namespace(None)
-        self._emit(out, late)
+        return late
 
     def _add(self, value, timestamp) -> bool:
         """Adds an element to its windows; False if every window was already late."""
@@ -352,25 +360,29 @@ class WindowOperator(UdfOperator):
 
     # --- timers -------------------------------------------------------------------
     def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
-        timers = self.task.timers
-        if not timers.count():
-            return
         self._out = out = []
-        backend = self.backend
-        due = ((EVENT_TIME, watermark),
-               (PROCESSING_TIME, MAX_WATERMARK if flush_processing else processing_time))
         try:
-            for domain, time in due:
-                for key, window, timestamp in timers.fire(domain, time):
-                    backend.set_current_key(key)
-                    self._on_timer(domain, window, timestamp)
+            self._fire_timers(watermark, processing_time, flush_processing)
         except OperatorError:
             raise
         except Exception as e:
             raise OperatorError.wrap(self.name, None, e, what="a window timer") from None
         finally:
-            backend.set_current_namespace(None)
+            self.backend.set_current_namespace(None)
         self._emit(out, [])
+
+    def _fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
+        """Fires the due timers; what fires goes to ``self._out``."""
+        timers = self.task.timers
+        if not timers.count():
+            return
+        backend = self.backend
+        due = ((EVENT_TIME, watermark),
+               (PROCESSING_TIME, MAX_WATERMARK if flush_processing else processing_time))
+        for domain, time in due:
+            for key, window, timestamp in timers.fire(domain, time):
+                backend.set_current_key(key)
+                self._on_timer(domain, window, timestamp)
 
     def _on_timer(self, domain: str, window, timestamp: int) -> None:
         state_window = window

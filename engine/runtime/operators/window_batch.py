@@ -78,10 +78,10 @@ class BatchWindowOperator(WindowOperator):
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
 
     # --- elements -----------------------------------------------------------------
-    def process_chunk(self, pairs):
+    def _add_chunk(self, pairs) -> list:
         """Folds each element into its windows' batch entries, as the state's ``add``
-        would: reduce(contents, value), or add(value, accumulator) (None empties)."""
-        self._out = []
+        would: reduce(contents, value), or add(value, accumulator) (None empties);
+        returns the late elements."""
         late = []
         batch, table, shared_windows = self._batch, self._table, self._windows
         reduce, create, add = self._reduce, self._create_accumulator, self._accumulate
@@ -131,9 +131,7 @@ class BatchWindowOperator(WindowOperator):
             raise
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
-        finally:
-            self.backend.set_current_namespace(None)
-        self._emit(self._out, late)
+        return late
 
     def _add_late(self, key, value, timestamp, start) -> bool:
         """The general path for a window the watermark passed: dropped if its cleanup
@@ -146,27 +144,19 @@ class BatchWindowOperator(WindowOperator):
         return True
 
     # --- timers -------------------------------------------------------------------
-    def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
+    def _fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
+        """Writes the batch back to state, then fires the due timers (``_fire_due``)."""
         if self.event_time:
             time = watermark
         else:
             time = MAX_WATERMARK if flush_processing else processing_time
-        self._out = out = []
         timers = self.task.timers
-        try:
-            in_memory, fresh = self._write_batch(time)
-            due = timers.pop_all_due(self._domain, time)
-            if fresh:
-                fresh = sorted(timers.entries_of(fresh))
-                due = heapq.merge(due, fresh) if due else fresh
-            self._fire_due(due, in_memory, out)
-        except OperatorError:
-            raise
-        except Exception as e:
-            raise OperatorError.wrap(self.name, None, e, what="a window timer") from None
-        finally:
-            self.backend.set_current_namespace(None)
-        self._emit(out, [])
+        in_memory, fresh = self._write_batch(time)
+        due = timers.pop_all_due(self._domain, time)
+        if fresh:
+            fresh = sorted(timers.entries_of(fresh))
+            due = heapq.merge(due, fresh) if due else fresh
+        self._fire_due(due, in_memory, self._out)
 
     def _fire_due(self, due, in_memory, out) -> None:
         """Each due timer in order: the trigger's (at the window's ``max_timestamp()``)
