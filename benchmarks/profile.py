@@ -28,7 +28,8 @@ from .workloads import WORKLOADS
 
 _OPERATOR_MODULES = ("async_io", "io", "keyed", "timestamps", "two_input", "udf", "window",
                      "window_batch")
-_TIMED_METHODS = ("process_chunk", "fire_timers", "end_input", "run", "_process")
+_TIMED_METHODS = ("process_chunk", "fire_timers", "_add_chunk", "_fire_timers", "end_input", "run",
+                  "_process")
 
 
 class OwnTime:

@@ -56,8 +56,9 @@ class RecordReadError(Exception):
 
 
 class RecordWriteError(Exception):
-    """A sink writer cannot write a record (it cannot be serialized or converted); the
-    engine names the sink operator and fails the job."""
+    """A record cannot be written or converted (``engine.io.sinks.convert_each``): by a
+    sink writer, or by a task turning an operator's outputs to their declared type; the
+    engine names the operator and fails the job."""
 
     def __init__(self, record, cause: BaseException):
         super().__init__(record, cause)
