@@ -513,39 +513,21 @@ class _CallableFunction(Function):
         setattr(self, self.method, func)
 
 
-class _MapCallable(_CallableFunction, MapFunction):
-    method = "map"
-    map = None  # the callable, set per instance
+def _callable_class(name: str, interface: type, method: str) -> type:
+    """The class ``name`` that wraps a plain callable as an ``interface``: the callable
+    becomes each instance's ``method``. Bound to ``name`` in this module, the class
+    pickles by reference."""
+    return type(interface)(name, (_CallableFunction, interface),
+                           {"__module__": __name__, "method": method, method: None})
 
 
-class _FlatMapCallable(_CallableFunction, FlatMapFunction):
-    method = "flat_map"
-    flat_map = None  # the callable, set per instance
-
-
-class _FilterCallable(_CallableFunction, FilterFunction):
-    method = "filter"
-    filter = None  # the callable, set per instance
-
-
-class _ReduceCallable(_CallableFunction, ReduceFunction):
-    method = "reduce"
-    reduce = None  # the callable, set per instance
-
-
-class _KeySelectorCallable(_CallableFunction, KeySelector):
-    method = "get_key"
-    get_key = None  # the callable, set per instance
-
-
-class _PartitionerCallable(_CallableFunction, Partitioner):
-    method = "partition"
-    partition = None  # the callable, set per instance
-
-
-class _ProcessCallable(_CallableFunction, ProcessFunction):
-    method = "process_element"
-    process_element = None  # the callable, set per instance
+_MapCallable = _callable_class("_MapCallable", MapFunction, "map")
+_FlatMapCallable = _callable_class("_FlatMapCallable", FlatMapFunction, "flat_map")
+_FilterCallable = _callable_class("_FilterCallable", FilterFunction, "filter")
+_ReduceCallable = _callable_class("_ReduceCallable", ReduceFunction, "reduce")
+_KeySelectorCallable = _callable_class("_KeySelectorCallable", KeySelector, "get_key")
+_PartitionerCallable = _callable_class("_PartitionerCallable", Partitioner, "partition")
+_ProcessCallable = _callable_class("_ProcessCallable", ProcessFunction, "process_element")
 
 
 def _wrap(func, interface: type, wrapper: type, operation: str):
