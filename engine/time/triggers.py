@@ -171,9 +171,69 @@ def _interval_millis(interval: Any) -> int:
     return millis
 
 
+# -- time domains ---------------------------------------------------------------------
+
+class _EventTime:
+    """The clock and timers of a trigger in event time: the watermark."""
+
+    @staticmethod
+    def _now(ctx: Trigger.TriggerContext) -> int:
+        return ctx.get_current_watermark()
+
+    @staticmethod
+    def _register(ctx: Trigger.TriggerContext, time: int) -> None:
+        ctx.register_event_time_timer(time)
+
+    @staticmethod
+    def _delete(ctx: Trigger.TriggerContext, time: int) -> None:
+        ctx.delete_event_time_timer(time)
+
+
+class _ProcessingTime:
+    """The clock and timers of a trigger in processing time."""
+
+    @staticmethod
+    def _now(ctx: Trigger.TriggerContext) -> int:
+        return ctx.get_current_processing_time()
+
+    @staticmethod
+    def _register(ctx: Trigger.TriggerContext, time: int) -> None:
+        ctx.register_processing_time_timer(time)
+
+    @staticmethod
+    def _delete(ctx: Trigger.TriggerContext, time: int) -> None:
+        ctx.delete_processing_time_timer(time)
+
+
 # -- built-in triggers ----------------------------------------------------------------
 
-class EventTimeTrigger(Trigger[T, Any]):
+class _WindowEndTrigger(Trigger[T, Any]):
+    """What both window-end triggers share: one timer at the window's end, in the time
+    domain (``_EventTime`` or ``_ProcessingTime``) a subclass mixes in. Their per-element
+    methods call the context directly."""
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
+        # Only a merged window whose end is still ahead needs a timer; in event time, the
+        # element whose adding merged the windows fires one whose end the watermark passed.
+        if window.max_timestamp() > self._now(ctx):
+            self._register(ctx, window.max_timestamp())
+
+    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
+        self._delete(ctx, window.max_timestamp())
+
+    @classmethod
+    def create(cls) -> "_WindowEndTrigger":
+        """A new trigger of this class (PyFlink's factory)."""
+        return cls()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class EventTimeTrigger(_EventTime, _WindowEndTrigger[T]):
     """Fires once the watermark passes the end of the window (its ``max_timestamp()``).
 
     An element arriving when the watermark is already past the window end (a late
@@ -195,27 +255,8 @@ class EventTimeTrigger(Trigger[T, Any]):
                       ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
 
-    def can_merge(self) -> bool:
-        return True
 
-    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
-        # Windows merge while an element is added, and that element's on_element fires a
-        # merged window whose end the watermark has passed; only a future end needs a timer.
-        if window.max_timestamp() > ctx.get_current_watermark():
-            ctx.register_event_time_timer(window.max_timestamp())
-
-    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
-        ctx.delete_event_time_timer(window.max_timestamp())
-
-    @staticmethod
-    def create() -> "EventTimeTrigger":
-        return EventTimeTrigger()
-
-    def __repr__(self) -> str:
-        return "EventTimeTrigger()"
-
-
-class ProcessingTimeTrigger(Trigger[T, Any]):
+class ProcessingTimeTrigger(_ProcessingTime, _WindowEndTrigger[T]):
     """Fires once processing time reaches the end of the window (its ``max_timestamp()``)."""
 
     def on_element(self, element: T, timestamp: int, window: Any,
@@ -231,36 +272,14 @@ class ProcessingTimeTrigger(Trigger[T, Any]):
                       ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
 
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Any, ctx: Trigger.OnMergeContext) -> None:
-        if window.max_timestamp() > ctx.get_current_processing_time():
-            ctx.register_processing_time_timer(window.max_timestamp())
-
-    def clear(self, window: Any, ctx: Trigger.TriggerContext) -> None:
-        ctx.delete_processing_time_timer(window.max_timestamp())
-
-    @staticmethod
-    def create() -> "ProcessingTimeTrigger":
-        return ProcessingTimeTrigger()
-
-    def __repr__(self) -> str:
-        return "ProcessingTimeTrigger()"
-
 
 class _ContinuousTrigger(Trigger[T, Any]):
     """What both continuous triggers share: the next firing time is reducing state
-    ``fire-time`` of the pane, and its timer lives in the trigger's time domain."""
+    ``fire-time`` of the pane, and its timer lives in the time domain (``_EventTime`` or
+    ``_ProcessingTime``) a subclass mixes in."""
 
     def __init__(self, interval: int):
         self.interval = _interval_millis(interval)
-
-    def _register(self, ctx: Trigger.TriggerContext, time: int) -> None:
-        raise NotImplementedError
-
-    def _delete(self, ctx: Trigger.TriggerContext, time: int) -> None:
-        raise NotImplementedError
 
     def can_merge(self) -> bool:
         return True
@@ -289,7 +308,7 @@ class _ContinuousTrigger(Trigger[T, Any]):
         return f"{type(self).__name__}({self.interval})"
 
 
-class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
+class ContinuousEventTimeTrigger(_EventTime, _ContinuousTrigger[T]):
     """Fires at every ``interval`` boundary of event time, and at the end of the window.
 
     The first element of a pane schedules a firing at the next boundary after its
@@ -304,12 +323,6 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
     def of(interval: Any) -> "ContinuousEventTimeTrigger":
         """``interval``: a Time or Duration, or milliseconds."""
         return ContinuousEventTimeTrigger(_interval_millis(interval))
-
-    def _register(self, ctx, time):
-        ctx.register_event_time_timer(time)
-
-    def _delete(self, ctx, time):
-        ctx.delete_event_time_timer(time)
 
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
@@ -338,7 +351,7 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger[T]):
         return TriggerResult.CONTINUE
 
 
-class ContinuousProcessingTimeTrigger(_ContinuousTrigger[T]):
+class ContinuousProcessingTimeTrigger(_ProcessingTime, _ContinuousTrigger[T]):
     """Fires at every ``interval`` boundary of processing time, until the window ends.
 
     The first element of a pane schedules a firing at the next boundary after the
@@ -354,12 +367,6 @@ class ContinuousProcessingTimeTrigger(_ContinuousTrigger[T]):
     def of(interval: Any) -> "ContinuousProcessingTimeTrigger":
         """``interval``: a Time or Duration, or milliseconds."""
         return ContinuousProcessingTimeTrigger(_interval_millis(interval))
-
-    def _register(self, ctx, time):
-        ctx.register_processing_time_timer(time)
-
-    def _delete(self, ctx, time):
-        ctx.delete_processing_time_timer(time)
 
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
