@@ -31,9 +31,9 @@ class AsyncDataStream(object):
         """Calls ``async_function`` for each element, at most ``capacity`` calls in flight;
         outputs leave as their calls finish. A call still running after ``timeout`` (0: no
         limit) is cancelled and answered by ``async_function.timeout(value)``."""
-        return AsyncDataStream.unordered_wait_with_retry(
-            data_stream, async_function, timeout, async_retry_strategies.NO_RETRY_STRATEGY,
-            capacity, output_type)
+        return _async_wait(data_stream, async_function, timeout,
+                           async_retry_strategies.NO_RETRY_STRATEGY, capacity, output_type,
+                           AsyncFunctionDescriptor.OutputMode.UNORDERED)
 
     @staticmethod
     def unordered_wait_with_retry(data_stream: DataStream, async_function: AsyncFunction,
@@ -42,17 +42,16 @@ class AsyncDataStream(object):
                                   output_type: TypeInformation = None) -> DataStream:
         """``unordered_wait`` retrying calls as ``async_retry_strategy`` says; ``timeout``
         covers all attempts of one element."""
-        return _async_wait(data_stream, AsyncFunctionDescriptor(
-            async_function, timeout, capacity, async_retry_strategy,
-            AsyncFunctionDescriptor.OutputMode.UNORDERED), output_type)
+        return _async_wait(data_stream, async_function, timeout, async_retry_strategy, capacity,
+                           output_type, AsyncFunctionDescriptor.OutputMode.UNORDERED)
 
     @staticmethod
     def ordered_wait(data_stream: DataStream, async_function: AsyncFunction, timeout: Time,
                      capacity: int = 100, output_type: TypeInformation = None) -> DataStream:
         """Like ``unordered_wait``, but outputs leave in the order of their inputs."""
-        return AsyncDataStream.ordered_wait_with_retry(
-            data_stream, async_function, timeout, async_retry_strategies.NO_RETRY_STRATEGY,
-            capacity, output_type)
+        return _async_wait(data_stream, async_function, timeout,
+                           async_retry_strategies.NO_RETRY_STRATEGY, capacity, output_type,
+                           AsyncFunctionDescriptor.OutputMode.ORDERED)
 
     @staticmethod
     def ordered_wait_with_retry(data_stream: DataStream, async_function: AsyncFunction,
@@ -61,18 +60,21 @@ class AsyncDataStream(object):
                                 output_type: TypeInformation = None) -> DataStream:
         """``ordered_wait`` retrying calls as ``async_retry_strategy`` says; ``timeout``
         covers all attempts of one element."""
-        return _async_wait(data_stream, AsyncFunctionDescriptor(
-            async_function, timeout, capacity, async_retry_strategy,
-            AsyncFunctionDescriptor.OutputMode.ORDERED), output_type)
+        return _async_wait(data_stream, async_function, timeout, async_retry_strategy, capacity,
+                           output_type, AsyncFunctionDescriptor.OutputMode.ORDERED)
 
 
-def _async_wait(data_stream: DataStream, descriptor: AsyncFunctionDescriptor,
-                output_type: TypeInformation) -> DataStream:
+def _async_wait(data_stream: DataStream, async_function: AsyncFunction, timeout: Time,
+                async_retry_strategy: AsyncRetryStrategy, capacity: int,
+                output_type: TypeInformation,
+                output_mode: AsyncFunctionDescriptor.OutputMode) -> DataStream:
+    """The stream of the async wait operator that the four ``AsyncDataStream`` methods add."""
+    descriptor = AsyncFunctionDescriptor(async_function, timeout, capacity,
+                                         async_retry_strategy, output_mode)
     timeout_ms = _validated(descriptor)
     factory = partial(
-        AsyncWaitOperator, descriptor.async_function, timeout_ms, descriptor.capacity,
-        descriptor.async_retry_strategy,
-        descriptor.output_mode == AsyncFunctionDescriptor.OutputMode.ORDERED,
+        AsyncWaitOperator, async_function, timeout_ms, capacity, async_retry_strategy,
+        output_mode == AsyncFunctionDescriptor.OutputMode.ORDERED,
         partial(_keyed_record, data_stream._key_selector)
         if isinstance(data_stream, KeyedStream) else None)
     return data_stream._operator(OPERATOR_NAME, factory, output_type)
