@@ -174,35 +174,27 @@ def _interval_millis(interval: Any) -> int:
 # -- time domains ---------------------------------------------------------------------
 
 class _EventTime:
-    """The clock and timers of a trigger in event time: the watermark."""
+    """The clock and timers of a trigger in event time (the watermark); it ignores
+    processing-time timers."""
+    _now = staticmethod(lambda ctx: ctx.get_current_watermark())
+    _register = staticmethod(lambda ctx, time: ctx.register_event_time_timer(time))
+    _delete = staticmethod(lambda ctx, time: ctx.delete_event_time_timer(time))
 
-    @staticmethod
-    def _now(ctx: Trigger.TriggerContext) -> int:
-        return ctx.get_current_watermark()
-
-    @staticmethod
-    def _register(ctx: Trigger.TriggerContext, time: int) -> None:
-        ctx.register_event_time_timer(time)
-
-    @staticmethod
-    def _delete(ctx: Trigger.TriggerContext, time: int) -> None:
-        ctx.delete_event_time_timer(time)
+    def on_processing_time(self, time: int, window: Any,
+                           ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
 
 
 class _ProcessingTime:
-    """The clock and timers of a trigger in processing time."""
+    """The clock and timers of a trigger in processing time; it ignores event-time
+    timers."""
+    _now = staticmethod(lambda ctx: ctx.get_current_processing_time())
+    _register = staticmethod(lambda ctx, time: ctx.register_processing_time_timer(time))
+    _delete = staticmethod(lambda ctx, time: ctx.delete_processing_time_timer(time))
 
-    @staticmethod
-    def _now(ctx: Trigger.TriggerContext) -> int:
-        return ctx.get_current_processing_time()
-
-    @staticmethod
-    def _register(ctx: Trigger.TriggerContext, time: int) -> None:
-        ctx.register_processing_time_timer(time)
-
-    @staticmethod
-    def _delete(ctx: Trigger.TriggerContext, time: int) -> None:
-        ctx.delete_processing_time_timer(time)
+    def on_event_time(self, time: int, window: Any,
+                      ctx: Trigger.TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
 
 
 # -- built-in triggers ----------------------------------------------------------------
@@ -247,10 +239,6 @@ class EventTimeTrigger(_EventTime, _WindowEndTrigger[T]):
         ctx.register_event_time_timer(window.max_timestamp())
         return TriggerResult.CONTINUE
 
-    def on_processing_time(self, time: int, window: Any,
-                           ctx: Trigger.TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
-
     def on_event_time(self, time: int, window: Any,
                       ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
@@ -268,10 +256,6 @@ class ProcessingTimeTrigger(_ProcessingTime, _WindowEndTrigger[T]):
                            ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE
 
-    def on_event_time(self, time: int, window: Any,
-                      ctx: Trigger.TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
-
 
 class _ContinuousTrigger(Trigger[T, Any]):
     """What both continuous triggers share: the next firing time is reducing state
@@ -280,6 +264,11 @@ class _ContinuousTrigger(Trigger[T, Any]):
 
     def __init__(self, interval: int):
         self.interval = _interval_millis(interval)
+
+    @classmethod
+    def of(cls, interval: Any) -> "_ContinuousTrigger":
+        """A trigger firing every ``interval``: a Time or Duration, or milliseconds."""
+        return cls(interval)
 
     def can_merge(self) -> bool:
         return True
@@ -319,11 +308,6 @@ class ContinuousEventTimeTrigger(_EventTime, _ContinuousTrigger[T]):
         ContinuousEventTimeTrigger.of(Time.seconds(10))
     """
 
-    @staticmethod
-    def of(interval: Any) -> "ContinuousEventTimeTrigger":
-        """``interval``: a Time or Duration, or milliseconds."""
-        return ContinuousEventTimeTrigger(_interval_millis(interval))
-
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
         if window.max_timestamp() <= ctx.get_current_watermark():
@@ -333,10 +317,6 @@ class ContinuousEventTimeTrigger(_EventTime, _ContinuousTrigger[T]):
         if fire_time.get() is None:
             self.register_next_fire_timestamp(timestamp - timestamp % self.interval, window, ctx,
                                               fire_time)
-        return TriggerResult.CONTINUE
-
-    def on_processing_time(self, time: int, window: Any,
-                           ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
 
     def on_event_time(self, time: int, window: Any,
@@ -363,11 +343,6 @@ class ContinuousProcessingTimeTrigger(_ProcessingTime, _ContinuousTrigger[T]):
         ContinuousProcessingTimeTrigger.of(Time.seconds(10))
     """
 
-    @staticmethod
-    def of(interval: Any) -> "ContinuousProcessingTimeTrigger":
-        """``interval``: a Time or Duration, or milliseconds."""
-        return ContinuousProcessingTimeTrigger(_interval_millis(interval))
-
     def on_element(self, element: T, timestamp: int, window: Any,
                    ctx: Trigger.TriggerContext) -> TriggerResult:
         fire_time = ctx.get_partitioned_state(_FIRE_TIME)
@@ -387,10 +362,6 @@ class ContinuousProcessingTimeTrigger(_ProcessingTime, _ContinuousTrigger[T]):
             if time != window.max_timestamp():
                 self.register_next_fire_timestamp(time, window, ctx, fire_time)
             return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def on_event_time(self, time: int, window: Any,
-                      ctx: Trigger.TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
 
 
