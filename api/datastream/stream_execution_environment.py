@@ -5,7 +5,6 @@ import concurrent.futures
 import os
 import threading
 import time
-from contextlib import contextmanager
 from functools import partial
 from typing import Dict, List, Optional
 
@@ -31,6 +30,7 @@ from api.common.restart_strategy import RestartStrategyConfiguration
 from api.common.typeinfo import Types, TypeInformation
 from api.unavailable import check_available
 from .checkpoint_config import SAVEPOINTS_DIR, CheckpointConfig, configure, configured
+from .client_context import ProgramAbortException, client_configuration, plan_only
 from .iterations import check_iterations
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
@@ -68,43 +68,6 @@ PROMETHEUS_PORT = "metrics.reporter.prom.port"    # serve metrics: a port or "92
 PROMETHEUS_HOST = "metrics.reporter.prom.host"    # default 127.0.0.1
 
 
-class ProgramAbortException(BaseException):
-    """Ends a program run by ``spark-datastream plan`` at its first execute: carries the
-    plan of the job it would have run (as Flink's client does to show a plan). A
-    BaseException, so that a program's ``except Exception`` does not swallow it."""
-
-    def __init__(self, plan: str):
-        super().__init__("The program was run to show its plan only.")
-        self.plan = plan
-
-
-class _ClientContext:
-    """What the command line client (``cli/main.py``) sets for a program it runs, as
-    Flink's context environment: the settings every environment starts from, and
-    whether executing a job only shows its plan."""
-
-    def __init__(self, configuration: Configuration, plan_only: bool):
-        self.configuration = configuration
-        self.plan_only = plan_only
-
-
-_client_context: Optional[_ClientContext] = None
-
-
-@contextmanager
-def client_context(configuration: Configuration, plan_only: bool = False):
-    """Runs the block as a program started by the command line client: environments it
-    creates with ``get_execution_environment`` start from ``configuration`` (what the
-    program configures is applied over it), and with ``plan_only`` its first execute
-    raises ProgramAbortException with the job's plan instead of running it."""
-    global _client_context
-    previous, _client_context = _client_context, _ClientContext(configuration, plan_only)
-    try:
-        yield
-    finally:
-        _client_context = previous
-
-
 class StreamExecutionEnvironment:
     """The context in which a streaming program is built and executed."""
 
@@ -136,12 +99,7 @@ class StreamExecutionEnvironment:
         runs under ``spark-submit --master ...``. In a program
         run by ``spark-datastream run``, the command line's settings come first and
         ``configuration`` is applied over them."""
-        if _client_context is not None:
-            merged = Configuration(_client_context.configuration)
-            if configuration is not None:
-                merged.add_all(configuration)
-            configuration = merged
-        return StreamExecutionEnvironment(configuration, spark_session)
+        return StreamExecutionEnvironment(client_configuration(configuration), spark_session)
 
     # --- settings -------------------------------------------------------------
     def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
@@ -423,7 +381,7 @@ class StreamExecutionEnvironment:
         iterations, self._iterations = self._iterations, []
         check_iterations(iterations, settings.state_dir, settings.restart)
         settings.metrics.progress = settings.metrics.progress and progress
-        if _client_context is not None and _client_context.plan_only:
+        if plan_only():
             raise ProgramAbortException(self._plan_json(sinks, settings))
         return create_runner(sinks, settings)
 
