@@ -22,8 +22,8 @@ from api.common import Configuration
 from api.datastream.checkpoint_config import checkpoint_directory
 from api.datastream.checkpoint_storage import local_path
 from api.datastream.client_context import ProgramAbortException, client_context
-from api.datastream.stream_execution_environment import IGNORE_UNCLAIMED_STATE, \
-    SAVEPOINT_PATH, SPARK_MASTER, STATE_DIR
+from api.datastream.job_settings import IGNORE_UNCLAIMED_STATE, SAVEPOINT_PATH, SPARK_MASTER, \
+    STATE_DIR
 from engine.driver.job_control import RUNNING, JobStatusRecord, error_line, find_jobs, read_status, \
     send_request, withdraw_request
 from cli.plan_picture import render_plan

@@ -1,11 +1,11 @@
 """What passes between the driver and the tasks of one micro-batch.
 
-The driver sends every task the ``CompiledJob`` (once per job) and the batch's
-``BatchInfo``. A task returns a stream of small typed results: ``DataChunk`` for
-the next stage (the executor moves it, the driver never sees it), and
-``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp``, ``MetricReport`` or
-``TaskFailure`` for the driver. Each is a NamedTuple, so it pickles as cheaply as a
-plain tuple.
+The driver sends every task the ``CompiledJob`` (once per job, with the job's
+``TaskSettings``) and the batch's ``BatchInfo``. A task returns a stream of small
+typed results: ``DataChunk`` for the next stage (the executor moves it, the driver
+never sees it), and ``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp``,
+``MetricReport`` or ``TaskFailure`` for the driver. Each is a NamedTuple, so it
+pickles as cheaply as a plain tuple.
 """
 from dataclasses import dataclass, field
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
@@ -36,16 +36,24 @@ class BatchInfo:
     keeps_own_chunks: bool = False
 
 
-@dataclass
-class CompiledJob:
-    """The plan plus each node's pickled operator factory (a fresh copy per subtask)."""
-    run_id: str
-    plan: JobPlan
-    factories: Dict[int, bytes]
+@dataclass(frozen=True)
+class TaskSettings:
+    """The job's settings its tasks read: the part of the driver's ``JobSettings``
+    (``engine.driver.settings``) that travels to them in the ``CompiledJob``."""
     state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
     storage_options: Dict[str, Dict[str, object]] = field(default_factory=dict)  # per scheme
     object_reuse: bool = False               # records may be shared, not copied
+
+
+@dataclass
+class CompiledJob:
+    """The plan plus each node's pickled operator factory (a fresh copy per subtask), and
+    the settings the tasks read."""
+    run_id: str
+    plan: JobPlan
+    factories: Dict[int, bytes]
+    settings: TaskSettings
 
 
 class ExchangeFile(NamedTuple):

@@ -1,5 +1,6 @@
 """StreamExecutionEnvironment, as in ``pyflink.datastream``: the context a job is built
-and executed in. Jobs run on Spark (local mode by default) in micro-batches."""
+and executed in. Jobs run on Spark (local mode by default) in micro-batches; the job's
+settings come from ``job_settings``."""
 import codecs
 import concurrent.futures
 import os
@@ -8,17 +9,14 @@ import time
 from functools import partial
 from typing import Dict, List, Optional
 
-from checkpoint import storage
-from engine.graph import PlanError, Transformation, build_plan, execution_plan_json, reachable
-from engine.driver.job import JobSettings, create_runner
-from engine.driver.metric_reporters import parse_ports
-from engine.driver.scheduler import CheckpointOptions, MetricsOptions
-from statebackends.base import ALLOW_PICKLED_OPTION
+from engine.graph import Transformation, build_plan, execution_plan_json
+from engine.driver.job import create_runner
+from engine.driver.settings import JobSettings
 from engine.io.function_source import FunctionSource
 from engine.runtime.operators.io import SourceOperator
 from engine.executor.python_dependencies import (FILE_DELIMITER, PARAM_DELIMITER, PYTHON_ARCHIVES,
                                         PYTHON_EXECUTABLE, PYTHON_FILES, PYTHON_REQUIREMENTS,
-                                        CachedFile, PythonDependencies)
+                                        CachedFile)
 from engine.io.sources import CollectionSource
 
 from api.common.configuration import Configuration
@@ -34,38 +32,16 @@ from .client_context import ProgramAbortException, client_configuration, plan_on
 from .iterations import check_iterations
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
-from .checkpoint_config import _millis, checkpoint_directory, num_retained, savepoint_directory
-from .externalized_checkpoint_retention import ExternalizedCheckpointRetention
 from .connectors.file_system import FileSource, StreamFormat
-from .data_stream import (COLLECT_SINK, CloseableIterator, DataStream, checked_buffer_timeout,
-                          ingestion_timestamps)
+from .data_stream import CloseableIterator, DataStream, checked_buffer_timeout, ingestion_timestamps
 from .functions import SourceFunction
+from .job_settings import (DEFAULT_JOB_NAME, DEFAULT_MAX_PARALLELISM,
+                           DEFAULT_MICRO_BATCH_INTERVAL_MS, MICRO_BATCH_INTERVAL, STATE_BACKEND,
+                           apply_configuration, job_settings)
 from .slot_sharing_group import SlotSharingGroup
 from .time_characteristic import TimeCharacteristic
 from .execution_mode import RuntimeExecutionMode
-from .state_backend import (EmbeddedRocksDBStateBackend, HashMapStateBackend, StateBackend,
-                            _LegacyStateBackend)
-
-DEFAULT_MAX_PARALLELISM = 128
-DEFAULT_MICRO_BATCH_SIZE = 500_000
-DEFAULT_MICRO_BATCH_INTERVAL_MS = 200
-
-# Configuration keys of this project (the others are Flink's own).
-MICRO_BATCH_SIZE = "execution.micro-batch.size"   # max records per source split and batch
-MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' batch trigger
-EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
-SPARK_MASTER = "spark.master"  # e.g. "spark://host:7077"; default spark-submit's, else local[*]
-STATE_DIR = "state.checkpoints.dir"
-STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
-INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
-SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint
-IGNORE_UNCLAIMED_STATE = "execution.savepoint.ignore-unclaimed-state"
-ALLOW_PICKLED_STATE = ALLOW_PICKLED_OPTION       # "false": state is data, nothing unpickled
-DEFAULT_JOB_NAME = "Flink Streaming Job"
-GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
-PROGRESS = "execution.progress.enabled"           # live progress line (stdout a terminal)
-PROMETHEUS_PORT = "metrics.reporter.prom.port"    # serve metrics: a port or "9249-9260"
-PROMETHEUS_HOST = "metrics.reporter.prom.host"    # default 127.0.0.1
+from .state_backend import HashMapStateBackend, StateBackend, _LegacyStateBackend
 
 
 class StreamExecutionEnvironment:
@@ -313,63 +289,6 @@ class StreamExecutionEnvironment:
     def _add_sink(self, sink: Transformation) -> None:
         self._sinks.append(sink)
 
-    def _settings(self, sinks: List[Transformation], job_name: Optional[str] = None) -> JobSettings:
-        _check_uids(sinks, self._config)
-        bounded = all(t.source.bounded for t in reachable(sinks) if t.kind == "source")
-        mode = self._runtime_mode
-        if mode is RuntimeExecutionMode.AUTOMATIC:
-            mode = RuntimeExecutionMode.BATCH if bounded else RuntimeExecutionMode.STREAMING
-        if mode is RuntimeExecutionMode.BATCH and not bounded:
-            raise PlanError("Detected an UNBOUNDED source with the 'execution.runtime-mode' "
-                            "set to 'BATCH'. This combination is not allowed, please set the "
-                            "'execution.runtime-mode' to STREAMING or AUTOMATIC")
-        spark_conf = {k: v for k, v in self._conf.items()
-                      if k.startswith("spark.") and k != SPARK_MASTER}
-        return JobSettings(
-            parallelism=self._parallelism, max_parallelism=self._max_parallelism,
-            chaining_enabled=self._chaining, batch_mode=mode is RuntimeExecutionMode.BATCH,
-            max_records_per_batch=int(self._conf.get(MICRO_BATCH_SIZE, DEFAULT_MICRO_BATCH_SIZE)),
-            batch_interval_ms=min([self.get_buffer_timeout()] + [
-                t.buffer_timeout for t in reachable(sinks) if t.buffer_timeout is not None]),
-            executor=self._conf.get(EXECUTOR, "spark"),
-            spark_master=self._conf.get(SPARK_MASTER), spark_conf=spark_conf,
-            spark_session=self._spark_session,
-            state_dir=_absolute(checkpoint_directory(self._conf)),
-            storage_options=storage.options_from_configuration(self._conf),
-            job_parameters=self._config.get_global_job_parameters(),
-            state_backend=self._state_backend.engine_kind,
-            state_backend_options=dict(self._state_backend.engine_options(), allow_pickled=(
-                self._conf.get(ALLOW_PICKLED_STATE, "true").strip().lower() != "false")),
-            job_name=job_name or self._conf.get("pipeline.name", DEFAULT_JOB_NAME),
-            object_reuse=self._config.is_object_reuse_enabled(),
-            checkpoints=self._checkpoint_options(), metrics=self._metrics_options(),
-            python_dependencies=PythonDependencies.from_configuration(
-                self._conf, tuple(self._cached_files)),
-            restart=self.get_restart_strategy()._engine_policy())
-
-    def _metrics_options(self) -> MetricsOptions:
-        port = self._conf.get(PROMETHEUS_PORT)
-        return MetricsOptions(
-            progress=_true(self._conf.get(PROGRESS, "true")),
-            prometheus_host=self._conf.get(PROMETHEUS_HOST, "127.0.0.1"),
-            prometheus_ports=None if port is None else parse_ports(port))
-
-    def _checkpoint_options(self) -> CheckpointOptions:
-        config = self._checkpoint_config
-        interval = config.get_checkpoint_interval()
-        retention = config.get_externalized_checkpoint_retention()
-        return CheckpointOptions(
-            interval_ms=interval if interval > 0 else None,
-            min_pause_ms=config.get_min_pause_between_checkpoints(),
-            num_retained=num_retained(self._conf),
-            tolerable_failures=config.get_tolerable_checkpoint_failure_number(),
-            retain_on_cancellation=(
-                retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION),
-            restore_path=self._conf.get(SAVEPOINT_PATH),
-            allow_non_restored_state=self._conf.get(
-                IGNORE_UNCLAIMED_STATE, "false").strip().lower() == "true",
-            savepoint_dir=savepoint_directory(self._conf))
-
     def _take_sinks(self, extra: Optional[Transformation] = None) -> List[Transformation]:
         sinks = self._sinks + ([extra] if extra is not None else [])
         self._sinks = []
@@ -377,10 +296,9 @@ class StreamExecutionEnvironment:
 
     def _create_runner(self, sinks: List[Transformation], job_name: Optional[str],
                        progress: bool = True):
-        settings = self._settings(sinks, job_name)
+        settings = job_settings(self, sinks, job_name, progress)
         iterations, self._iterations = self._iterations, []
         check_iterations(iterations, settings.state_dir, settings.restart)
-        settings.metrics.progress = settings.metrics.progress and progress
         if plan_only():
             raise ProgramAbortException(self._plan_json(sinks, settings))
         return create_runner(sinks, settings)
@@ -410,7 +328,7 @@ class StreamExecutionEnvironment:
 
     def get_execution_plan(self) -> str:
         """The plan of the job built so far, as JSON in Flink's format."""
-        return self._plan_json(self._sinks, self._settings(self._sinks))
+        return self._plan_json(self._sinks, job_settings(self, self._sinks))
 
     @staticmethod
     def _plan_json(sinks: List[Transformation], settings: JobSettings) -> str:
@@ -447,33 +365,7 @@ class StreamExecutionEnvironment:
         ``pipeline.operator-chaining.enabled``, ``pipeline.auto-generate-uids``,
         ``pipeline.auto-watermark-interval``, ``state.backend.type``, the checkpointing
         options and this project's ``execution.*`` options."""
-        options = configuration.to_dict()
-        self._conf.update(options)
-        settings = {
-            "parallelism.default": lambda v: self.set_parallelism(int(v)),
-            "pipeline.max-parallelism": lambda v: self.set_max_parallelism(int(v)),
-            "execution.runtime-mode": lambda v: self.set_runtime_mode(
-                RuntimeExecutionMode[v.strip().upper()]),
-            GLOBAL_JOB_PARAMETERS: lambda v: self._config.set_global_job_parameters(
-                _parse_job_parameters(v)),
-            "pipeline.object-reuse": lambda v: (self._config.enable_object_reuse() if _true(v)
-                                                else self._config.disable_object_reuse()),
-            "pipeline.operator-chaining.enabled": lambda v: setattr(self, "_chaining", _true(v)),
-            "pipeline.auto-generate-uids": lambda v: (
-                self._config.enable_auto_generated_uids() if _true(v)
-                else self._config.disable_auto_generated_uids()),
-            "pipeline.auto-watermark-interval": lambda v: self._config.set_auto_watermark_interval(
-                _millis(options, "pipeline.auto-watermark-interval", 200)),
-        }
-        for key, apply in settings.items():
-            if key in options:
-                apply(options[key])
-        if STATE_BACKEND in options or INCREMENTAL_CHECKPOINTS in options:
-            incremental = _true(self._conf.get(INCREMENTAL_CHECKPOINTS, "false"))
-            self.set_state_backend(
-                EmbeddedRocksDBStateBackend(incremental)
-                if self._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb"
-                else HashMapStateBackend())
+        apply_configuration(self, configuration)
 
     def close(self) -> None:
         """Releases what the environment holds: nothing here (``cache()`` keeps no results,
@@ -607,47 +499,6 @@ class StreamExecutionEnvironment:
                                            serializer_class_name: str) -> None:
         """JVM-only, no effect: recorded in the ExecutionConfig."""
         self._config.register_type_with_kryo_serializer(type_class_name, serializer_class_name)
-
-
-def _true(value: str) -> bool:
-    return str(value).strip().lower() == "true"
-
-
-def _check_uids(sinks: List[Transformation], config: ExecutionConfig) -> None:
-    """With auto-generated uids disabled, every operator needs a uid (as in Flink, the
-    sink of ``execute_and_collect`` excepted)."""
-    if config.has_auto_generated_uids_enabled():
-        return
-    for t in reachable(sinks):
-        if t.physical and t.uid is None and t.uid_hash is None and t.name != COLLECT_SINK:
-            raise PlanError("Auto generated UIDs have been disabled but no UID or hash has "
-                            f"been assigned to operator {t.name}: set one with .uid(...)")
-
-
-def _absolute(path: Optional[str]) -> Optional[str]:
-    # Tasks may run in another working directory (a job's archives and cached files).
-    return path if path is None or storage.is_url(path) else os.path.abspath(path)
-
-
-def _parse_job_parameters(value: str) -> Dict[str, str]:
-    """``pipeline.global-job-parameters`` as Flink reads it: ``k1:v1,k2:v2``, blanks
-    around keys and values dropped."""
-    items = [item.strip() for item in value.split(",")]
-    if items and not items[0]:
-        items = items[1:]   # Flink accepts one leading and one trailing comma
-    if items and not items[-1]:
-        items = items[:-1]
-    parameters: Dict[str, str] = {}
-    for item in items:
-        key, colon, rest = item.partition(":")
-        if not colon or not key.strip() or not rest.strip() or ":" in rest:
-            raise ValueError(f"Could not parse value {value!r} for key "
-                             f"'{GLOBAL_JOB_PARAMETERS}': {item!r} is not a key:value pair")
-        if key.strip() in parameters:
-            raise ValueError(f"Could not parse value {value!r} for key "
-                             f"'{GLOBAL_JOB_PARAMETERS}': duplicate key {key.strip()!r}")
-        parameters[key.strip()] = rest.strip()
-    return parameters
 
 
 def _convert_element(type_info: TypeInformation, index: int, element):

@@ -3,57 +3,18 @@ import os
 import shutil
 import sys
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
-from urllib.parse import quote
+from typing import Dict, List
 
 import cloudpickle
 
 from checkpoint import storage
 
 from engine.graph import PlanError, Transformation, build_plan, reachable
-from engine.executor.python_dependencies import PythonDependencies, check_requirements, staging_directory
-from engine.driver.scheduler import CheckpointOptions, JobRunner, MetricsOptions, SinkNode, RunOptions
+from engine.executor.python_dependencies import check_requirements, staging_directory
+from engine.driver.scheduler import JobRunner, SinkNode
+from engine.driver.settings import JobSettings
 from engine.batch import CompiledJob
-from engine.driver.restart import ClusterDefault, RestartPolicy
 from engine.runtime.state_backends import check_state_backend
-
-
-@dataclass
-class JobSettings:
-    """Everything the environment decides about how a job runs."""
-    parallelism: int
-    max_parallelism: int
-    chaining_enabled: bool
-    batch_mode: bool
-    max_records_per_batch: int
-    batch_interval_ms: int
-    executor: str                    # "spark" or "local"
-    spark_master: Optional[str]      # None: spark-submit's, else local[*]
-    spark_conf: Dict[str, str] = field(default_factory=dict)
-    spark_session: Optional[object] = None
-    state_dir: Optional[str] = None  # checkpoint storage: <state_dir>/<job name>/
-    storage_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # per scheme
-    job_parameters: Dict[str, str] = field(default_factory=dict)
-    state_backend: str = "hashmap"  # "hashmap" or "rocksdb"
-    state_backend_options: Dict[str, object] = field(default_factory=dict)
-    job_name: str = "Flink Streaming Job"
-    object_reuse: bool = False  # ExecutionConfig.enable_object_reuse()
-    checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
-    metrics: MetricsOptions = field(default_factory=MetricsOptions)
-    python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
-    restart: RestartPolicy = field(default_factory=ClusterDefault)
-
-    @property
-    def job_dir(self) -> Optional[str]:
-        """This job's directory in the checkpoint storage (named after the job, so that
-        running the same program again finds it)."""
-        if self.state_dir is None:
-            return None
-        name = quote(self.job_name, safe=" ")
-        if set(name) <= {"."}:  # "", "." and ".." would name the wrong directory
-            name = name.replace(".", "%2E") or "%00"
-        return os.path.join(self.state_dir, name)
 
 
 def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJob:
@@ -72,10 +33,8 @@ def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJ
                 f"The function of operator '{node.name}' cannot be serialized to ship it to "
                 f"the workers: {type(e).__name__}: {e}. Functions may not capture locks, "
                 "open files, sockets or sessions; create those in open().") from e
-    check_state_backend(settings.state_backend)
-    return CompiledJob(uuid.uuid4().hex, plan, factories, settings.state_backend,
-                       dict(settings.state_backend_options), dict(settings.storage_options),
-                       settings.object_reuse)
+    check_state_backend(settings.task_settings.state_backend)
+    return CompiledJob(uuid.uuid4().hex, plan, factories, settings.task_settings)
 
 
 RELATIVE_EXECUTABLE = (
@@ -133,7 +92,7 @@ def _check_storage(settings: JobSettings, transformations: Dict[int, Transformat
     directory)."""
     if settings.state_dir is None or not storage.is_url(settings.state_dir):
         return
-    storage.configure(settings.storage_options)
+    storage.configure(settings.task_settings.storage_options)
     storage.check_url(settings.state_dir)
     for t in transformations.values():
         if t.kind == "sink" and t.sink.stages_in_job_directory:
@@ -152,17 +111,11 @@ def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunn
     sinks = {n: SinkNode(job.plan.nodes[n].uid, transformations[n].sink.create_committer(),
                          job.plan.nodes[n].parallelism)
              for n in job.plan.nodes if transformations[n].kind == "sink"}
-    options = RunOptions(settings.max_records_per_batch, settings.batch_mode,
-                         settings.job_dir, dict(settings.job_parameters),
-                         batch_interval_ms=settings.batch_interval_ms,
-                         job_name=settings.job_name, state_backend=settings.state_backend,
-                         checkpoints=settings.checkpoints, metrics=settings.metrics,
-                         restart=settings.restart)
     executor = make_executor(settings)
     if settings.state_dir is None and not executor.shares_driver_disk and any(
             node.keyed for node in job.plan.nodes.values()):
         raise PlanError("A job with keyed state on a Spark cluster needs "
                         "'state.checkpoints.dir' set to storage every worker can reach "
                         "(e.g. a shared file system mount).")
-    return JobRunner(job, sources, sinks, executor, options)
+    return JobRunner(job, sources, sinks, executor, settings)
 

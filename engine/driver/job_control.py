@@ -147,7 +147,7 @@ class JobControl:
         self.directory = directory
         self.job_dir = None if directory is None or is_url(directory.root) \
             else directory.root
-        self.status = JobStatusRecord(runner.job_id, runner.options.job_name, os.getpid(),
+        self.status = JobStatusRecord(runner.job_id, runner.settings.job_name, os.getpid(),
                                       socket.gethostname(), _now())
         if self.job_dir is not None:
             previous = read_status(self.job_dir)

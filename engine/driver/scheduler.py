@@ -22,7 +22,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set
+from typing import Any, Dict, Iterator, List, Optional, Set
 
 from checkpoint import storage
 from checkpoint.job_directory import JobDirectory, RestorePoint, export_checkpoint, \
@@ -35,7 +35,7 @@ from engine.driver.job_control import JobControl
 from engine.driver.job_metrics import JobMetrics
 from engine.driver.metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
 from engine.driver.progress import progress_display
-from engine.driver.restart import ClusterDefault, RestartPolicy
+from engine.driver.settings import CheckpointOptions, JobSettings
 from engine.io.sinks import Committer, CommitterContext
 from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
     TaskFailure
@@ -46,43 +46,9 @@ from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracke
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class CheckpointOptions:
-    """Checkpointing as configured (``CheckpointConfig`` and ``execution.savepoint.*``)."""
-    interval_ms: Optional[int] = None          # None: no periodic checkpoints
-    min_pause_ms: int = 0
-    num_retained: int = 1
-    tolerable_failures: int = 0
-    retain_on_cancellation: bool = False
-    restore_path: Optional[str] = None         # execution.savepoint.path
-    allow_non_restored_state: bool = False     # execution.savepoint.ignore-unclaimed-state
-    savepoint_dir: Optional[str] = None        # default target of savepoints
-
-
-@dataclass
-class MetricsOptions:
-    """Where metrics go besides ``JobClient``/``JobExecutionResult``: the progress line
-    (``execution.progress.enabled``), Prometheus (``metrics.reporter.prom.host`` and
-    ``.port``: None serves none); each batch's metrics are also appended to
-    ``<job dir>/metrics.jsonl`` when the job has a checkpoint directory."""
-    progress: bool = True
-    prometheus_host: str = "127.0.0.1"
-    prometheus_ports: Optional[range] = None
-
-
-@dataclass
-class RunOptions:
-    max_records_per_batch: int
-    batch_mode: bool
-    job_dir: Optional[str] = None  # persistent checkpoint directory of this job
-    job_parameters: Dict[str, str] = field(default_factory=dict)
-    clock: Callable[[], int] = lambda: int(time.time() * 1000)
-    batch_interval_ms: int = 200  # an unbounded job starts a batch at most this often
-    job_name: str = "Flink Streaming Job"
-    state_backend: str = "hashmap"
-    checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
-    metrics: MetricsOptions = field(default_factory=MetricsOptions)
-    restart: RestartPolicy = field(default_factory=ClusterDefault)
+def _now_ms() -> int:
+    """The processing time: wall-clock milliseconds."""
+    return int(time.time() * 1000)
 
 
 @dataclass
@@ -148,12 +114,12 @@ class JobRunner:
     """Runs a compiled job batch by batch on an executor."""
 
     def __init__(self, job: CompiledJob, sources: Dict[int, Source],
-                 sinks: Dict[int, "SinkNode"], executor: Executor, options: RunOptions):
+                 sinks: Dict[int, "SinkNode"], executor: Executor, settings: JobSettings):
         self.job = job
         self.job_id = job.run_id  # stays when a restart gives the job a new run id
         self.sinks = sinks
         self.executor = executor
-        self.options = options
+        self.settings = settings
         self.cancelled = False
         self.stopped = False  # stopped with a savepoint (FINISHED, not CANCELED)
         self._savepoint_requests: "queue.Queue[_SavepointRequest]" = queue.Queue()
@@ -164,8 +130,8 @@ class JobRunner:
         self.bounded = all(s.source.bounded for s in self.splits.values())
         self._feeds_back = any(s.source.feeds_back for s in self.splits.values())
         self.tracker = self._new_tracker(MIN_WATERMARK)
-        self.metrics = JobMetrics(plan, options.job_name, job.run_id)
-        restore_path = options.checkpoints.restore_path
+        self.metrics = JobMetrics(plan, settings.job_name, job.run_id)
+        restore_path = settings.checkpoints.restore_path
         self._origin = None if restore_path is None or storage.is_url(restore_path) \
             else os.path.abspath(restore_path)
         self.keyed_operators = {  # (and broadcast state, stored as one key group)
@@ -200,7 +166,7 @@ class JobRunner:
                           drain: bool = False) -> concurrent.futures.Future:
         """Asks for a savepoint after the next committed batch; the future gets its path.
         ``stop`` ends the job after it; ``drain`` first ends event time (MAX_WATERMARK)."""
-        directory = directory or self.options.checkpoints.savepoint_dir
+        directory = directory or self.settings.checkpoints.savepoint_dir
         request = _SavepointRequest(directory, stop, drain)
         if directory is None:
             request.future.set_exception(ValueError(
@@ -217,9 +183,9 @@ class JobRunner:
         """Runs the job; yields each batch id after the batch and its sinks are committed.
         A failed batch restarts the job from its last committed batch when the restart
         policy allows it (``engine.driver.restart``)."""
-        options = self.options
-        temporary = options.job_dir is None
-        directory = JobDirectory(options.job_dir or tempfile.mkdtemp(
+        settings = self.settings
+        temporary = settings.job_dir is None
+        directory = JobDirectory(settings.job_dir or tempfile.mkdtemp(
             prefix="spark-datastream-state-"))
         self._control = JobControl(self, None if temporary else directory)
         outcome, error = "failed", None
@@ -231,11 +197,11 @@ class JobRunner:
                     outcome = yield from self._run(directory, reporters)
                     break
                 except JobExecutionException as failure:
-                    delay_ms = options.restart.on_failure(options.clock())
+                    delay_ms = settings.restart.on_failure(_now_ms())
                     if delay_ms is None or self.cancelled:
                         raise
                     log.warning("Job %r failed, restarting from its last committed batch in "
-                                "%d ms: %s", options.job_name, delay_ms, failure)
+                                "%d ms: %s", settings.job_name, delay_ms, failure)
                     if self._cancelled_within(delay_ms / 1000):
                         outcome = "cancelled"
                         break
@@ -251,7 +217,7 @@ class JobRunner:
             # cancelled with RETAIN_ON_CANCELLATION. A failed job keeps them here too:
             # running it again resumes from its last committed batch.
             clear = temporary or outcome == "finished" or (
-                outcome == "cancelled" and not options.checkpoints.retain_on_cancellation)
+                outcome == "cancelled" and not settings.checkpoints.retain_on_cancellation)
             for reporter in reporters:
                 reporter.close(discard=clear)
             if clear:
@@ -261,25 +227,25 @@ class JobRunner:
     def _run(self, directory: JobDirectory, reporters: List[MetricReporter]) -> Iterator[int]:
         """One run of the job from where ``directory`` says it stands, until it finishes
         ("finished"), is cancelled ("cancelled") or a batch fails (raises)."""
-        options = self.options
-        max_records = sys.maxsize if options.batch_mode else options.max_records_per_batch
+        settings = self.settings
+        max_records = sys.maxsize if settings.batch_mode else settings.max_records_per_batch
         opened: List[SinkNode] = []
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
             for sink in self.sinks.values():
                 sink.committer.open(CommitterContext(
-                    options.job_name, sink.uid, os.path.join(directory.root, "sinks", sink.uid),
+                    settings.job_name, sink.uid, os.path.join(directory.root, "sinks", sink.uid),
                     sink.parallelism))
                 opened.append(sink)
                 sink.committer.recover(committed)
             self.executor.start(self.job)
-            checkpoints = _CheckpointClock(options.checkpoints, directory, self.metrics)
+            checkpoints = _CheckpointClock(settings.checkpoints, directory, self.metrics)
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
                 started = time.monotonic()
-                now = options.clock()
+                now = _now_ms()
                 pending = self._pending_savepoints()
                 drain = any(r.drain for r in pending)
                 self._discover_splits()
@@ -296,10 +262,10 @@ class JobRunner:
                 if scripted_watermark is not None and not is_final:
                     next_watermark = max(watermark, scripted_watermark)
                 batch = BatchInfo(self.job.run_id, batch_id, committed, is_final,
-                                  directory.root, now, options.batch_mode,
-                                  options.job_parameters,
+                                  directory.root, now, settings.batch_mode,
+                                  settings.job_parameters,
                                   input_watermark=watermark, watermark=next_watermark,
-                                  job_name=options.job_name)
+                                  job_name=settings.job_name)
                 results = self.executor.run_batch(batch, ranges)
                 errors = [r.error for r in results if isinstance(r, TaskFailure)]
                 if errors:
@@ -314,11 +280,11 @@ class JobRunner:
                 stop = self._complete_savepoints(pending, directory, record)
                 self._commit_sinks(batch_id, results)
                 snapshot = self.metrics.batch_completed(
-                    batch_id, results, next_watermark, options.clock(),
+                    batch_id, results, next_watermark, _now_ms(),
                     (time.monotonic() - started) * 1000)
                 for reporter in reporters:
                     reporter.report(snapshot)
-                log.debug("Job %r committed batch %d", options.job_name, batch_id)
+                log.debug("Job %r committed batch %d", settings.job_name, batch_id)
                 self._control.after_batch(batch_id, next_watermark)
                 yield batch_id
                 if is_final or stop:
@@ -326,7 +292,7 @@ class JobRunner:
                     return "finished"
                 batch_id += 1
                 if not self.bounded:  # wait for the next trigger, so idle jobs don't spin
-                    time.sleep(max(0.0, options.batch_interval_ms / 1000
+                    time.sleep(max(0.0, settings.batch_interval_ms / 1000
                                    - (time.monotonic() - started)))
             return "cancelled"
         finally:
@@ -350,13 +316,13 @@ class JobRunner:
         self.tracker = self._new_tracker(MIN_WATERMARK)
 
     def _start_reporters(self, reporters: List[MetricReporter], job_dir: Optional[str]) -> None:
-        options = self.options.metrics
+        options = self.settings.metrics
         if job_dir is not None and not storage.is_url(job_dir):  # (appends to a local file)
             reporters.append(JsonLinesReporter(job_dir))
         if options.prometheus_ports is not None:
             reporters.append(PrometheusReporter(self.metrics.snapshot, options.prometheus_host,
                                                 options.prometheus_ports))
-        display = progress_display(self.options.job_name) if options.progress else None
+        display = progress_display(self.settings.job_name) if options.progress else None
         if display is not None:
             reporters.append(display)
 
@@ -369,7 +335,7 @@ class JobRunner:
 
     def _restore(self, directory: JobDirectory) -> Optional[RestorePoint]:
         """Finds where the job continues from (None: from scratch) and rewinds to it."""
-        restore_path = self.options.checkpoints.restore_path
+        restore_path = self.settings.checkpoints.restore_path
         point = directory.find_restore_point()
         explicit = restore_path is not None and (
             point is None or point.record.extra.get("restored_from") != self._origin)
@@ -382,7 +348,7 @@ class JobRunner:
                    else list(self.splits[stage_id].positions)
                    for uid, stage_id in self._source_uids().items()}
         record.check_restorable_by(point.path, self.keyed_operators, sources,
-                                   self.options.checkpoints.allow_non_restored_state)
+                                   self.settings.checkpoints.allow_non_restored_state)
         directory.restore(point, explicit=explicit)
         for uid, stage_id in self._source_uids().items():  # (a new source starts afresh)
             positions = self.splits[stage_id].positions
@@ -397,14 +363,15 @@ class JobRunner:
             self.tracker = WatermarkTracker.restore(record.watermark_tracker)
         else:  # inputs changed (another parallelism): keep the watermark, not the inputs
             self.tracker = self._new_tracker(record.watermark)
-        log.info("Job %r resumes after batch %d from %s", self.options.job_name,
+        log.info("Job %r resumes after batch %d from %s", self.settings.job_name,
                  record.batch_id, point.path)
         return point
 
     def _record(self, batch_id: int, watermark: int) -> CommitRecord:
         return CommitRecord(
-            job_name=self.options.job_name, batch_id=batch_id,
-            state_backend=self.options.state_backend, operators=dict(self.keyed_operators),
+            job_name=self.settings.job_name, batch_id=batch_id,
+            state_backend=self.settings.task_settings.state_backend,
+            operators=dict(self.keyed_operators),
             source_offsets={uid: dict(self.splits[stage_id].positions)
                             for uid, stage_id in self._source_uids().items()},
             watermark=watermark, watermark_tracker=self.tracker.snapshot(),

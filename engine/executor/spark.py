@@ -299,7 +299,7 @@ class SparkExecutor(Executor):
         (``partition_task``); with object reuse, a subtask's chunks for its own index stay
         in the process that runs the index's subtasks."""
         self._name_job(batch)
-        batch = dataclasses.replace(batch, keeps_own_chunks=self.job.object_reuse)
+        batch = dataclasses.replace(batch, keeps_own_chunks=self.job.settings.object_reuse)
         stages = self.job.plan.stages
         partitions = max(stage.parallelism for stage in stages)
         ranges = [{s.id: source_ranges[s.id][p] for s in stages

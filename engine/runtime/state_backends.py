@@ -1,5 +1,5 @@
 """The keyed state backends a job can use, by the name its settings give them
-(``JobSettings.state_backend``), and how a task or a tool restores one."""
+(``TaskSettings.state_backend``), and how a task or a tool restores one."""
 from typing import Dict, Tuple, Type
 
 from checkpoint.state_store import StateStore

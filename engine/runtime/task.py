@@ -95,7 +95,7 @@ class StageInstance:
         self.stage = stage
         self.partition = partition
         self.batch = batch
-        storage.configure(job.storage_options)  # (the job's checkpoint storage credentials)
+        storage.configure(job.settings.storage_options)  # (the job's checkpoint storage credentials)
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
@@ -193,14 +193,14 @@ class StageInstance:
         kg_range = key_group_range_for_operator(
             node.max_parallelism, self.stage.parallelism, self.partition)
         return restore_backend(
-            self.job.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
-            node.max_parallelism, batch.base_version, **self.job.state_backend_options)
+            self.job.settings.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
+            node.max_parallelism, batch.base_version, **self.job.settings.state_backend_options)
 
     def _restore_broadcast_state(self, batch: BatchInfo) -> KeyedStateBackend:
         """Broadcast state is the same on every subtask: it is stored once, as one key
         group, by subtask 0, and every subtask of any parallelism restores that copy. It
         stays on the heap whatever the keyed backend (as in Flink)."""
-        allow_pickled = self.job.state_backend_options.get("allow_pickled", True)
+        allow_pickled = self.job.settings.state_backend_options.get("allow_pickled", True)
         return restore_backend("hashmap", StateStore(batch.state_dir),
                                self.broadcast_node.broadcast_state_id, (0, 0), 1,
                                batch.base_version, allow_pickled=allow_pickled)

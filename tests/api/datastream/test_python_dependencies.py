@@ -15,6 +15,7 @@ import zipfile
 import pytest
 
 from api.common import Configuration
+from api.datastream.job_settings import job_settings
 from engine.executor.python_dependencies import PythonDependencies, staging_directory
 
 from tests.conftest import make_env
@@ -224,7 +225,7 @@ def test_python_options_in_the_configuration_are_pyflinks():
     env.add_python_archive("/a.zip", "t")
     env.add_python_archive("/b.zip")
     env.set_python_executable("/usr/bin/python3")
-    settings = env._settings([]).python_dependencies
+    settings = job_settings(env, []).python_dependencies
     assert settings == PythonDependencies(
         files=("/b", "/a.zip", "/c.py"), archives=(("/a.zip", "t"), ("/b.zip", None)),
         requirements="/req.txt", requirements_cache_dir="/cache",

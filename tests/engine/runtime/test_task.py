@@ -5,6 +5,7 @@ import random
 
 from api.common import Types
 from api.datastream import BroadcastProcessFunction, KeyedCoProcessFunction
+from api.datastream.job_settings import job_settings
 from api.datastream.sinks import CollectSink
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.batch import BatchInfo, DataChunk, SinkCommittable, TaskFailure
@@ -26,7 +27,7 @@ class Record(BroadcastProcessFunction):
 
 
 def _compiled(env):
-    return compile_job(env._sinks, env._settings(env._sinks))
+    return compile_job(env._sinks, job_settings(env, env._sinks))
 
 
 def _run(job, stage, chunks, batch_id=0, state_dir="", is_final=False):
