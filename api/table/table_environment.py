@@ -9,6 +9,7 @@ from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, T
 from api.datastream.data_stream import DataStream
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
+from engine.driver.job import spark_session
 from engine.graph import reachable
 from .data_frames import Columns, columns_of, to_data_frame
 from .table import CONNECTORS_INSTEAD, Table, TableResult
@@ -238,10 +239,7 @@ class StreamTableEnvironment(TableEnvironment):
 
 def _job_session(env: StreamExecutionEnvironment):
     """The Spark session the environment's jobs run on."""
-    from engine.executor.spark import get_spark_session
-    settings = job_settings(env, [])
-    return settings.spark_session or get_spark_session(
-        settings.spark_master, settings.spark_conf, settings.python_dependencies.executable)
+    return spark_session(job_settings(env, []))
 
 
 def _check_bounded(data_stream: DataStream) -> None:

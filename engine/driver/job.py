@@ -61,12 +61,11 @@ def make_executor(settings: JobSettings):
         return LocalExecutor(dependencies.pack(staging_directory(), ship_requirements=False))
     if settings.executor != "spark":
         raise ValueError(f"unknown executor {settings.executor!r}: use 'spark' or 'local'")
-    from engine.executor.spark import SparkExecutor, get_spark_session
+    from engine.executor.spark import SparkExecutor
     executable = dependencies.executable
     if executable is not None and not os.path.isabs(executable):
         raise ValueError(RELATIVE_EXECUTABLE.format(executable))
-    session = settings.spark_session or get_spark_session(settings.spark_master,
-                                                          settings.spark_conf, executable)
+    session = spark_session(settings)
     workers_python = session.sparkContext.pythonExec
     if executable is not None and not same_interpreter(executable, workers_python):
         raise ValueError(f"python.executable {executable!r}: the Spark session already runs "
@@ -78,6 +77,14 @@ def make_executor(settings: JobSettings):
     return SparkExecutor(session, dependencies.pack(staging_directory(),
                                                     ship_requirements=not on_this_machine),
                          settings.restart.retry_tasks)
+
+
+def spark_session(settings: JobSettings):
+    """The Spark session a job runs on: the environment's own, else the one its settings
+    describe (started if there is none yet)."""
+    from engine.executor.spark import get_spark_session
+    return settings.spark_session or get_spark_session(
+        settings.spark_master, settings.spark_conf, settings.python_dependencies.executable)
 
 
 def same_interpreter(a: str, b: str) -> bool:
