@@ -58,11 +58,13 @@ def apply_configuration(env, configuration: Configuration) -> None:
             RuntimeExecutionMode[v.strip().upper()]),
         GLOBAL_JOB_PARAMETERS: lambda v: config.set_global_job_parameters(
             _parse_job_parameters(v)),
-        "pipeline.object-reuse": lambda v: (config.enable_object_reuse() if _is_true(v)
-                                            else config.disable_object_reuse()),
-        "pipeline.operator-chaining.enabled": lambda v: setattr(env, "_chaining", _is_true(v)),
+        "pipeline.object-reuse": lambda v: (
+            config.enable_object_reuse() if _boolean("pipeline.object-reuse", v)
+            else config.disable_object_reuse()),
+        "pipeline.operator-chaining.enabled": lambda v: setattr(
+            env, "_chaining", _boolean("pipeline.operator-chaining.enabled", v)),
         "pipeline.auto-generate-uids": lambda v: (
-            config.enable_auto_generated_uids() if _is_true(v)
+            config.enable_auto_generated_uids() if _boolean("pipeline.auto-generate-uids", v)
             else config.disable_auto_generated_uids()),
         "pipeline.auto-watermark-interval": lambda v: config.set_auto_watermark_interval(
             _millis(options, "pipeline.auto-watermark-interval", 200)),
@@ -71,7 +73,7 @@ def apply_configuration(env, configuration: Configuration) -> None:
         if key in options:
             apply(options[key])
     if STATE_BACKEND in options or INCREMENTAL_CHECKPOINTS in options:
-        incremental = _is_true(env._conf.get(INCREMENTAL_CHECKPOINTS, "false"))
+        incremental = _option(env._conf, INCREMENTAL_CHECKPOINTS, False)
         env.set_state_backend(
             EmbeddedRocksDBStateBackend(incremental)
             if env._conf.get(STATE_BACKEND, "hashmap").lower() == "rocksdb"
@@ -112,8 +114,8 @@ def job_settings(env, sinks: List[Transformation], job_name: Optional[str] = Non
         job_name=job_name or conf.get("pipeline.name", DEFAULT_JOB_NAME),
         task_settings=TaskSettings(
             state_backend=state_backend.engine_kind,
-            state_backend_options=dict(state_backend.engine_options(), allow_pickled=(
-                conf.get(ALLOW_PICKLED_STATE, "true").strip().lower() != "false")),
+            state_backend_options=dict(state_backend.engine_options(),
+                                       allow_pickled=_option(conf, ALLOW_PICKLED_STATE, True)),
             storage_options=storage.options_from_configuration(conf),
             object_reuse=config.is_object_reuse_enabled()),
         checkpoints=_checkpoint_options(env.get_checkpoint_config(), conf),
@@ -126,7 +128,7 @@ def job_settings(env, sinks: List[Transformation], job_name: Optional[str] = Non
 def _metrics_options(conf: Dict[str, str], progress: bool) -> MetricsOptions:
     port = conf.get(PROMETHEUS_PORT)
     return MetricsOptions(
-        progress=progress and _is_true(conf.get(PROGRESS, "true")),
+        progress=progress and _option(conf, PROGRESS, True),
         prometheus_host=conf.get(PROMETHEUS_HOST, "127.0.0.1"),
         prometheus_ports=None if port is None else parse_ports(port))
 
@@ -142,7 +144,7 @@ def _checkpoint_options(config: CheckpointConfig, conf: Dict[str, str]) -> Check
         retain_on_cancellation=(
             retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION),
         restore_path=conf.get(SAVEPOINT_PATH),
-        allow_non_restored_state=_is_true(conf.get(IGNORE_UNCLAIMED_STATE, "false")),
+        allow_non_restored_state=_option(conf, IGNORE_UNCLAIMED_STATE, False),
         savepoint_dir=savepoint_directory(conf))
 
 
@@ -162,9 +164,19 @@ def _absolute(path: Optional[str]) -> Optional[str]:
     return path if path is None or storage.is_url(path) else os.path.abspath(path)
 
 
-def _is_true(value: str) -> bool:
-    """Whether a configuration value means true (``"true"``, any case and blanks)."""
-    return str(value).strip().lower() == "true"
+def _boolean(key: str, value) -> bool:
+    """The boolean option ``key``'s ``value``: ``true`` or ``false`` (any case, blanks
+    around), as Flink reads it; anything else is an error naming the key, so that a
+    value meant as "no" never reads as "yes"."""
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"Configuration option '{key}' takes true or false, not {value!r}")
+    return text == "true"
+
+
+def _option(conf: Dict[str, str], key: str, default: bool) -> bool:
+    """The boolean option ``key`` of ``conf`` (see ``_boolean``), ``default`` if unset."""
+    return default if key not in conf else _boolean(key, conf[key])
 
 
 def _parse_job_parameters(value: str) -> Dict[str, str]:

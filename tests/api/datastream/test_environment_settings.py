@@ -43,6 +43,34 @@ def test_configure_leaves_other_settings_alone():
     assert (env.get_parallelism(), env.get_max_parallelism()) == (3, 16)
 
 
+@pytest.mark.parametrize("key", ["state.restore.allow-pickled", "pipeline.object-reuse",
+                                 "execution.progress.enabled", "state.backend.incremental",
+                                 "execution.savepoint.ignore-unclaimed-state"])
+@pytest.mark.parametrize("value", ["no", "0", "off", "false;", "yes", ""])
+def test_a_boolean_option_takes_only_true_or_false(key, value):
+    # Read loosely, "no" or "false;" would mean true for state.restore.allow-pickled:
+    # an unknown value fails (when the environment reads it, at the latest when the job
+    # starts) naming the key, and nothing runs.
+    config = Configuration().set_string(key, value).set_string("execution.executor", "local")
+    ran = []
+    with pytest.raises(ValueError, match=f"'{key}' takes true or false, not {value!r}"):
+        env = StreamExecutionEnvironment.get_execution_environment(config)
+        env.from_collection([1]).map(ran.append).print()
+        env.execute()
+    assert ran == []
+
+
+@pytest.mark.parametrize("value, allowed", [("false", False), (" FALSE ", False),
+                                            ("True", True)])
+def test_true_and_false_are_read_in_any_case(value, allowed):
+    from api.datastream.job_settings import job_settings
+    config = Configuration().set_string("state.restore.allow-pickled", value)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.from_collection([1]).print()
+    settings = job_settings(env, env._sinks)
+    assert settings.task_settings.state_backend_options["allow_pickled"] is allowed
+
+
 def test_the_default_local_parallelism_is_that_of_new_environments(monkeypatch):
     monkeypatch.setattr(StreamExecutionEnvironment, "_default_local_parallelism", None)
     env = StreamExecutionEnvironment.get_execution_environment()
