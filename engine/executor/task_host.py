@@ -36,13 +36,15 @@ import traceback
 from collections import OrderedDict
 from typing import Callable, Iterable, List
 
-from engine.runtime import task
+from core.private_directories import private_directory
 from engine.batch import BatchInfo
+from engine.runtime import task
 
 HOST_IDLE_SECONDS = 300
 FINISHED_IDLE_SECONDS = 10  # after the final batch: Spark may run a task of it again
 CONNECTION_ATTEMPTS = 3
 _LENGTH = struct.Struct("!Q")
+_CREDENTIALS = struct.Struct("3i")  # a peer's pid, uid, gid (SO_PEERCRED)
 _inherited = []  # the forking worker's cached instances: never touched (nor freed) in a host
 
 
@@ -52,8 +54,10 @@ def hosts_supported() -> bool:
 
 
 def run_directory(run_id: str) -> str:
-    """The directory of a run's host sockets on this machine."""
-    return os.path.join(tempfile.gettempdir(), f"spark-datastream-{os.getuid()}", run_id)
+    """The directory of a run's host sockets and exchange files on this machine, in this
+    user's private directory under the temporary directory."""
+    return os.path.join(private_directory(
+        os.path.join(tempfile.gettempdir(), f"spark-datastream-{os.getuid()}")), run_id)
 
 
 def remove_run(run_id: str) -> None:
@@ -97,9 +101,12 @@ def _ask(path: str, request: bytes, *host) -> bytearray:
 
 
 def _socket_path(run_id: str, host: str) -> str:
+    return os.path.join(run_directory(run_id), _socket_name(host))
+
+
+def _socket_name(host: str) -> str:
     # Unix socket paths are short (~100 bytes): the name is a digest.
-    name = hashlib.sha1(host.encode()).hexdigest()[:16]
-    return os.path.join(run_directory(run_id), name)
+    return hashlib.sha1(host.encode()).hexdigest()[:16]
 
 
 def _host_connection(path: str, load_job, run_id) -> socket.socket:
@@ -107,10 +114,15 @@ def _host_connection(path: str, load_job, run_id) -> socket.socket:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             connection.connect(path)
-            return connection
         except (FileNotFoundError, ConnectionRefusedError):
             connection.close()
-        _start_host(path, load_job, run_id)
+            _start_host(path, load_job, run_id)
+            continue
+        if not same_user(connection):
+            connection.close()
+            raise PermissionError(f"the subtask host at {path} runs as another user: "
+                                  "nothing is sent to it")
+        return connection
     raise RuntimeError(f"no subtask host could be started at {path}")
 
 
@@ -160,9 +172,11 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id) ->
                 _stop_listening(listener, path)
                 return
             continue
-        connection, _ = listener.accept()
+        request = _take_request(listener)
+        if request is None:
+            continue
+        connection, (stage_id, partition, batch, inputs) = request
         with connection:
-            stage_id, partition, batch, inputs = pickle.loads(_receive(connection))
             try:
                 reply = ("ok", list(task.run_task(load_job, run_id, stage_id, partition,
                                                   batch, inputs)))
@@ -175,6 +189,26 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id) ->
         idle_since = time.monotonic()
         if batch.is_final and reply[0] == "ok":
             idle_seconds = FINISHED_IDLE_SECONDS
+
+
+def _take_request(listener: socket.socket):
+    """The next task's connection and its request, or None for a peer that does not run
+    as this user (closed unread: nothing from it is unpickled)."""
+    connection, _ = listener.accept()
+    if not same_user(connection):
+        connection.close()
+        return None
+    return connection, pickle.loads(_receive(connection))
+
+
+def same_user(connection: socket.socket) -> bool:
+    """Whether the process at the other end of a Unix socket runs as this user (its
+    credentials, on Linux; elsewhere the private run directory alone keeps others out)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    _, uid, _ = _CREDENTIALS.unpack(connection.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size))
+    return uid == os.getuid()
 
 
 def _stop_listening(listener: socket.socket, path: str) -> None:

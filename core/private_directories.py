@@ -1,0 +1,34 @@
+"""Local directories that only this user can reach: where the engine keeps what must not
+be read or written by others (subtask host sockets, exchange files).
+
+A directory under a shared place such as ``/tmp`` could have been made by another user
+before the job runs, to receive its records or to hand it data that it would unpickle.
+``private_directory`` makes the directory, or checks the one it finds: a directory (not
+a link) owned by this user, which it then closes to others (mode 0700)."""
+import os
+import stat
+
+__all__ = ["private_directory"]
+
+
+def private_directory(path: str) -> str:
+    """``path``, made (mode 0700) if it is missing; an existing one must be a directory of
+    this user and not a symbolic link, and is closed to others if it was open. Raises
+    PermissionError naming the path otherwise."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        why = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a directory"
+    elif info.st_uid != os.getuid():
+        why = f"owned by uid {info.st_uid}"
+    else:
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.chmod(path, 0o700)  # this user's own: nobody else can swap it meanwhile
+        return path
+    raise PermissionError(
+        f"{path} is not a private directory of this user (uid {os.getuid()}): it is {why}. "
+        "Another user may have made it to read this job's records or to hand it data; "
+        "remove it, or set TMPDIR to a directory of your own.")
