@@ -8,7 +8,7 @@ a link) owned by this user, which it then closes to others (mode 0700)."""
 import os
 import stat
 
-__all__ = ["private_directory"]
+__all__ = ["private_directory", "check_owned"]
 
 
 def private_directory(path: str) -> str:
@@ -32,3 +32,24 @@ def private_directory(path: str) -> str:
         f"{path} is not a private directory of this user (uid {os.getuid()}): it is {why}. "
         "Another user may have made it to read this job's records or to hand it data; "
         "remove it, or set TMPDIR to a directory of your own.")
+
+
+def check_owned(path: str, what: str, group_may_write: bool = False) -> None:
+    """Raises PermissionError naming ``path`` (``what`` it is) if it exists and is not
+    this user's, or if others can write to it (the group too, unless
+    ``group_may_write``); links are followed, so a link counts as what it points to."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    writable = 0o002 if group_may_write else 0o022
+    if info.st_uid != os.getuid():
+        why = f"owned by uid {info.st_uid}"
+    elif stat.S_IMODE(info.st_mode) & writable:
+        why = f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+    else:
+        return
+    raise PermissionError(
+        f"{what} {path} is not this user's own (uid {os.getuid()}): it is {why}, so someone "
+        "else could have put files there that the job would trust. Use a directory of your "
+        "own, or remove write access for others (chmod go-w).")

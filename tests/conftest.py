@@ -1,7 +1,9 @@
 """Shared fixtures: one quiet local Spark session for the whole run, and environments
 for the in-process and Spark executors."""
 import os
+import pathlib
 import pickle
+import shutil
 import tempfile
 
 import pytest
@@ -91,3 +93,18 @@ def kafka_broker():
     broker = TansuBroker().start()
     yield broker
     broker.stop()
+
+
+NOBODY = 65534  # the other user of attack tests (setpriv --reuid)
+needs_another_user = pytest.mark.skipif(
+    os.getuid() != 0 or shutil.which("setpriv") is None,
+    reason="acting as another user needs root and setpriv (CI runs as root)")
+
+
+@pytest.fixture
+def open_tmp():
+    """A directory of this user that another user can reach (pytest's are private)."""
+    path = tempfile.mkdtemp()
+    os.chmod(path, 0o755)
+    yield pathlib.Path(path)
+    shutil.rmtree(path)

@@ -14,13 +14,16 @@ name>/``, see ``checkpoint/job_directory.py``)::
 Checking for requests costs the driver one ``os.listdir`` per batch.
 """
 import json
+import logging
 import os
 import socket
+import stat
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
+from core.private_directories import check_owned
 from checkpoint.storage import is_temporary_name, is_url, replacing
 from checkpoint.job_directory import JobDirectory
 
@@ -30,6 +33,10 @@ STATUS_FILE = "status.json"
 CONTROL_DIR = "control"
 SCHEMA_VERSION = 1
 KEPT_RESULTS = 20  # results of savepoint requests kept in the status file
+MAX_REQUEST_BYTES = 64 * 1024
+REJECTED = ".rejected"  # the suffix of a request file set aside: not read again
+
+log = logging.getLogger(__name__)
 
 RUNNING, FINISHED, STOPPED, CANCELLED, FAILED = \
     "running", "finished", "stopped", "cancelled", "failed"
@@ -122,7 +129,7 @@ def send_request(job_dir: str, status: JobStatusRecord, action: str,
     """Writes a request for the job of ``status``; returns it (its id finds its result)."""
     request = ControlRequest(uuid.uuid4().hex, status.id, action, directory, drain)
     control = os.path.join(job_dir, CONTROL_DIR)
-    os.makedirs(control, exist_ok=True)
+    os.makedirs(control, mode=0o700, exist_ok=True)
     _write_json(os.path.join(control, f"{request.id}.json"), asdict(request))
     return request
 
@@ -149,7 +156,10 @@ class JobControl:
             else directory.root
         self.status = JobStatusRecord(runner.job_id, runner.settings.job_name, os.getpid(),
                                       socket.gethostname(), _now())
+        self._ignoring_control = False
         if self.job_dir is not None:
+            # Whoever can write here can forge committed batches and requests.
+            check_owned(self.job_dir, "The job directory", group_may_write=True)
             previous = read_status(self.job_dir)
             if previous is not None and previous.shown_status() == RUNNING:
                 raise JobExecutionException(
@@ -192,18 +202,26 @@ class JobControl:
     def _take_requests(self) -> None:
         control = os.path.join(self.job_dir, CONTROL_DIR)
         try:
+            check_owned(control, "The control directory")
             names = os.listdir(control)
         except FileNotFoundError:
+            return
+        except PermissionError as e:
+            if not self._ignoring_control:
+                log.warning("Requests are not taken: %s", e)
+                self._ignoring_control = True
             return
         for name in sorted(names):
             if is_temporary_name(name) or not name.endswith(".json"):
                 continue
             path = os.path.join(control, name)
             try:
-                with open(path) as f:
-                    request = ControlRequest(**json.load(f))
-            except (OSError, ValueError, TypeError):
-                continue  # (a file that is not a request stays, and is not ours to delete)
+                request = _read_request(path)
+            except (OSError, ValueError, TypeError) as e:
+                log.warning("%s is not a control request (%s): set aside as %s%s",
+                            path, e, name, REJECTED)
+                os.replace(path, path + REJECTED)
+                continue
             os.remove(path)
             if request.job == self.status.id:  # (else: meant for an earlier run)
                 self._serve(request)
@@ -232,6 +250,31 @@ class JobControl:
 
 def _now() -> int:
     return int(time.time() * 1000)
+
+
+def _read_request(path: str) -> ControlRequest:
+    """The request in ``path``, opened without following a link and without blocking (a
+    FIFO does not hang the driver); it must be a small regular file of this user holding
+    a request's fields. Raises OSError, ValueError or TypeError saying why it is not."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if info.st_uid != os.getuid():
+            raise ValueError(f"written by uid {info.st_uid}")
+        data = os.read(fd, MAX_REQUEST_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ValueError(f"larger than {MAX_REQUEST_BYTES} bytes")
+    request = ControlRequest(**json.loads(data))
+    types = {"id": str, "job": str, "action": str, "directory": (str, type(None)),
+             "drain": bool}
+    for name, kind in types.items():
+        if not isinstance(getattr(request, name), kind):
+            raise TypeError(f"its {name} is {getattr(request, name)!r}")
+    return request
 
 
 def error_line(error: BaseException) -> str:

@@ -3,9 +3,7 @@ user through the engine's local plumbing: the run directory under the temporary
 directory must be this user's own, and a subtask host and its tasks talk only to peers
 of the same user. The attacker is a real other uid (``setpriv``; needs root, as CI)."""
 import os
-import pathlib
 import pickle
-import shutil
 import socket
 import stat
 import subprocess
@@ -18,10 +16,9 @@ import pytest
 from core.private_directories import private_directory
 from engine.batch import BatchInfo
 from engine.executor import task_host
+from tests.conftest import NOBODY, needs_another_user
 
-NOBODY = 65534
-pytestmark = pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None,
-                                reason="acting as another user needs root and setpriv")
+pytestmark = needs_another_user
 
 
 def as_nobody(script: str, *args: str) -> subprocess.Popen:
@@ -37,15 +34,6 @@ def run_as_nobody(script: str, *args: str) -> str:
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     return out
-
-
-@pytest.fixture
-def open_tmp():
-    """A directory of this user that the other user can reach (pytest's are private)."""
-    path = tempfile.mkdtemp()
-    os.chmod(path, 0o755)
-    yield pathlib.Path(path)
-    shutil.rmtree(path)
 
 
 @pytest.fixture
