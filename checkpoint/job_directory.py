@@ -41,13 +41,17 @@ __all__ = ["JobDirectory", "RestorePoint", "export_checkpoint", "read_restore_po
 
 METADATA_FILE = "_metadata"
 KEPT_COMMITS = 3  # metadata log entries kept: the newest, and two to fall back on
-_CHECKPOINT_NAME = re.compile(r"^chk-(\d+)$")
+_CHECKPOINT_NAME = re.compile(r"^chk-([0-9]+)$")
 
 log = logging.getLogger(__name__)
 
 
 class InvalidRestorePointError(Exception):
     """A commit, checkpoint or savepoint cannot be restored (missing or corrupt files)."""
+
+
+class NoValidRestorePointError(InvalidRestorePointError):
+    """A job directory holds restore points, and none of them can be restored."""
 
 
 @dataclass
@@ -174,7 +178,7 @@ class JobDirectory:
             names = storage.listdir(self._metadata_dir)
         except FileNotFoundError:
             return []
-        return sorted((int(n) for n in names if n.isdigit()), reverse=True)
+        return sorted((int(n) for n in names if storage.is_number(n)), reverse=True)
 
     def _remove_commit(self, batch_id: int) -> None:
         try:
@@ -212,16 +216,20 @@ class JobDirectory:
     # -- restoring --------------------------------------------------------------
 
     def find_restore_point(self) -> Optional[RestorePoint]:
-        """The newest committed batch or complete checkpoint that verifies, else None.
+        """The newest committed batch or complete checkpoint that verifies; None where
+        there is none.
 
         Candidates are tried newest version first (a commit before a checkpoint of the
         same version); each corrupt or incomplete one is skipped with a warning naming it.
-        A file of another format version, or metadata of another engine, raises.
+        If none verifies, NoValidRestorePointError: starting afresh would repeat the output
+        the job has committed. A file of another format version, or metadata of another
+        engine, raises.
         """
         candidates = []
-        for path in ([os.path.join(self._metadata_dir, str(b)) for b in self.committed_batches()]
-                     + [os.path.join(self.checkpoint_path(c), METADATA_FILE)
-                        for c in self.checkpoint_ids()]):
+        paths = ([os.path.join(self._metadata_dir, str(b)) for b in self.committed_batches()]
+                 + [os.path.join(self.checkpoint_path(c), METADATA_FILE)
+                    for c in self.checkpoint_ids()])
+        for path in paths:
             try:
                 record = CommitRecord.from_data(path, read_checked(path))
             except UnknownFormatError:  # another version's: not to be skipped silently
@@ -240,6 +248,13 @@ class JobDirectory:
                 log.warning("Skipping a damaged restore point: %s", e)
                 continue
             return point
+        if paths:
+            raise NoValidRestorePointError(
+                f"No restore point in {self.root} can be restored ({len(paths)} found, each "
+                "damaged: see the warnings naming them). Starting afresh would repeat what "
+                "the job has already committed to its sinks. Restore from a savepoint "
+                "('execution.savepoint.path'), or move the job directory away to start "
+                "from scratch.")
         return None
 
     def restore(self, point: RestorePoint, explicit: bool = False) -> None:

@@ -12,12 +12,15 @@ version and names the file when it does not fit.
 """
 from __future__ import annotations
 
+import reprlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, Optional
 
 __all__ = ["FORMAT_VERSION", "OperatorInfo", "CommitRecord", "IncompatibleCheckpointError"]
 
 FORMAT_VERSION = 3  # 2: source positions per split id; 3: stored as data, not pickled
+MAX_PARALLELISM_LIMIT = 1 << 15  # Flink's upper bound of an operator's max parallelism
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1  # watermarks and positions are Java longs
 
 
 class IncompatibleCheckpointError(Exception):
@@ -72,10 +75,55 @@ class CommitRecord:
                 f"spark-datastream reads format {FORMAT_VERSION}")
         try:
             operators = {uid: OperatorInfo(*info) for uid, info in data["operators"].items()}
-            return cls(**dict(data, operators=operators))
+            record = cls(**dict(data, operators=operators))
         except (KeyError, TypeError, AttributeError) as e:
             raise IncompatibleCheckpointError(
                 f"{path} is not checkpoint metadata of this engine: {e}") from e
+        record._check(path)
+        return record
+
+    def _check(self, path: str) -> None:
+        """Every field read from a file is what this engine writes, before anything uses
+        it (a max parallelism of 2**40 would have the driver loop over it): an
+        IncompatibleCheckpointError names the file and the field otherwise."""
+        def bad(name: str, value: Any, wanted: str) -> None:
+            raise IncompatibleCheckpointError(
+                f"{path} is not checkpoint metadata of this engine: {name} is "
+                f"{reprlib.repr(value)}, not {wanted}")
+
+        def integer(name: str, value: Any, low: int, high: int) -> None:
+            if type(value) is not int or not low <= value <= high:
+                bad(name, value, f"a whole number from {low} to {high}")
+
+        def mapping(name: str, value: Any, optional: bool = False) -> None:
+            if not (isinstance(value, dict) and all(type(k) is str for k in value)) and \
+                    not (optional and value is None):
+                bad(name, value, "a map with string keys")
+        for name in ("job_name", "state_backend"):
+            if type(getattr(self, name)) is not str:
+                bad(name, getattr(self, name), "a string")
+        integer("batch_id", self.batch_id, 0, LONG_MAX)
+        integer("watermark", self.watermark, LONG_MIN, LONG_MAX)
+        mapping("operators", self.operators)
+        for uid, info in self.operators.items():
+            if type(info.name) is not str:
+                bad(f"operators[{uid!r}].name", info.name, "a string")
+            integer(f"operators[{uid!r}].max_parallelism", info.max_parallelism, 1,
+                    MAX_PARALLELISM_LIMIT)
+            integer(f"operators[{uid!r}].parallelism", info.parallelism, 1,
+                    MAX_PARALLELISM_LIMIT)
+        mapping("source_offsets", self.source_offsets)
+        for uid, positions in self.source_offsets.items():
+            mapping(f"source_offsets[{uid!r}]", positions)
+            for split, position in positions.items():
+                if type(position) is int:
+                    integer(f"source_offsets[{uid!r}][{split!r}]", position, LONG_MIN,
+                            LONG_MAX)
+                elif position is not None and type(position) not in (str, list):
+                    bad(f"source_offsets[{uid!r}][{split!r}]", position,
+                        "a position (a whole number, a string, a list or none)")
+        mapping("watermark_tracker", self.watermark_tracker, optional=True)
+        mapping("extra", self.extra)
 
     def check_restorable_by(self, path: str, operators: Dict[str, OperatorInfo],
                             sources: Dict[str, int], allow_non_restored_state: bool) -> None:

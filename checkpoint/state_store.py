@@ -148,13 +148,13 @@ class StateStore:
         files = []
         for range_name in range_names:
             start, _, end = range_name.partition("-")
-            if not (start.isdigit() and end.isdigit()):
+            if not (storage.is_number(start) and storage.is_number(end)):
                 continue
             key_group_range = (int(start), int(end))
             range_dir = os.path.join(operator_dir, range_name)
             for file_name in storage.listdir(range_dir):
                 version, _, kind = file_name.partition(".")
-                if kind in _KINDS and version.lstrip("-").isdigit():
+                if kind in _KINDS and storage.is_number(version.removeprefix("-")):
                     files.append(StateFile(operator_id, key_group_range, int(version), kind,
                                            os.path.join(range_dir, file_name)))
         files.sort(key=lambda f: (f.version, f.key_group_range, f.kind))

@@ -31,7 +31,7 @@ from urllib.parse import urlparse
 
 __all__ = ["is_url", "configure", "options_from_configuration", "listdir", "exists",
            "isdir", "makedirs", "remove", "rmtree", "open_read", "writing", "copy",
-           "size", "StorageError"]
+           "size", "is_number", "StorageError"]
 
 _TEMPORARY_PREFIX = ".tmp-"
 
@@ -160,6 +160,12 @@ def temporary_path(path: str) -> str:
     or removed: readers ignore it, ``is_temporary_name`` recognizes it."""
     directory, name = os.path.split(path)
     return os.path.join(directory, f"{_TEMPORARY_PREFIX}{uuid.uuid4().hex}-{name}")
+
+
+def is_number(name: str) -> bool:
+    """Whether a stored file's name part is a number: ASCII digits only (``str.isdigit``
+    also takes ``²``, which ``int`` refuses, and other scripts' digits)."""
+    return name.isascii() and name.isdigit()
 
 
 def is_temporary_name(file_name: str) -> bool:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Set
 
 from checkpoint import storage
-from checkpoint.job_directory import JobDirectory, RestorePoint, export_checkpoint, \
-    read_restore_point
+from checkpoint.job_directory import JobDirectory, NoValidRestorePointError, RestorePoint, \
+    export_checkpoint, read_restore_point
 from checkpoint.metadata import CommitRecord, OperatorInfo
 
 from engine.errors import JobExecutionException
@@ -336,7 +336,12 @@ class JobRunner:
     def _restore(self, directory: JobDirectory) -> Optional[RestorePoint]:
         """Finds where the job continues from (None: from scratch) and rewinds to it."""
         restore_path = self.settings.checkpoints.restore_path
-        point = directory.find_restore_point()
+        try:
+            point = directory.find_restore_point()
+        except NoValidRestorePointError:
+            if restore_path is None:
+                raise
+            point = None  # the savepoint given replaces the damaged ones
         explicit = restore_path is not None and (
             point is None or point.record.extra.get("restored_from") != self._origin)
         if explicit:  # (a run that started from this savepoint and failed goes on instead)

@@ -75,3 +75,23 @@ def test_driver_killed_on_spark_resumes_exactly_once(tmp_path):
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert Counter(finished_lines(tmp_path / "out")) == Counter(expected_lines())
+
+
+def test_every_restore_point_damaged_after_a_kill_is_an_error_never_duplicates(tmp_path):
+    _kill_after_commit(_start(tmp_path), tmp_path, 5, random.Random(7))
+    job_dir = tmp_path / "checkpoints" / "crash-job"
+    damaged = [job_dir / "metadata" / str(b) for b in _commits(tmp_path)] + \
+        list(job_dir.glob("chk-*/_metadata"))
+    assert damaged
+    for path in damaged:
+        data = bytearray(path.read_bytes())
+        data[-4:] = b"\xff\xff\xff\xff"  # the checksum no longer matches
+        path.write_bytes(bytes(data))
+    written = Counter(finished_lines(tmp_path / "out"))
+    process = _start(tmp_path)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode != 0
+    assert f"No restore point in {job_dir} can be restored" in stderr.decode()
+    # Nothing was written again: what the first run committed stays as it was.
+    assert Counter(finished_lines(tmp_path / "out")) == written
+    assert set(written) <= set(expected_lines()) and set(written.values()) <= {1}

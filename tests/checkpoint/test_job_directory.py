@@ -5,7 +5,8 @@ import os
 import pytest
 
 from checkpoint.files import write_checked
-from checkpoint.job_directory import JobDirectory, export_checkpoint, read_restore_point
+from checkpoint.job_directory import (JobDirectory, NoValidRestorePointError, export_checkpoint,
+                                      read_restore_point)
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
 from engine.driver.state_reader import read_keyed_state
 from statebackends.hashmap import HashMapKeyedStateBackend
@@ -146,3 +147,52 @@ def test_clear_removes_checkpoints_a_crash_left_half_deleted(tmp_path):
     assert directory.checkpoint_ids() == [2]
     directory.clear()
     assert not os.path.exists(directory.root)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["operators"]["counter"].__setitem__(2, 2 ** 40),
+     r"operators\['counter'\].max_parallelism is 1099511627776, not a whole number from 1 "
+     "to 32768"),
+    (lambda d: d["operators"]["counter"].__setitem__(1, 0),
+     r"operators\['counter'\]\.parallelism is 0"),
+    (lambda d: d.__setitem__("watermark", 2 ** 70), "watermark is 1180591620717411303424"),
+    (lambda d: d.__setitem__("batch_id", -5), "batch_id is -5"),
+    (lambda d: d.__setitem__("batch_id", True), "batch_id is True"),
+    (lambda d: d["source_offsets"]["source"].__setitem__("0", {"a": 1}),
+     r"source_offsets\['source'\]\['0'\] is \{'a': 1\}, not a position"),
+    (lambda d: d.__setitem__("source_offsets", {"source": [1]}),
+     r"source_offsets\['source'\] is \[1\], not a map"),
+    (lambda d: d.__setitem__("job_name", 7), "job_name is 7, not a string"),
+])
+def test_absurd_numbers_in_stored_metadata_are_errors_naming_file_and_field(tmp_path, change,
+                                                                          message):
+    data = _record(3).to_data()
+    change(data)
+    path = tmp_path / "_metadata"
+    write_checked(str(path), data)
+    with pytest.raises(IncompatibleCheckpointError, match=f"{path} is not checkpoint "
+                                                          f"metadata of this engine: {message}"):
+        read_restore_point(str(tmp_path))
+
+
+def test_every_restore_point_damaged_is_an_error_naming_the_directory(tmp_path, caplog):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["b"], ["c"]], checkpoint_every=2)
+    for path in [*(tmp_path / "job" / "metadata").iterdir(), *(tmp_path / "job").glob(
+            "chk-*/_metadata")]:
+        path.write_bytes(path.read_bytes()[:-1])
+    with pytest.raises(NoValidRestorePointError, match=f"No restore point in {directory.root} "
+                                                       r"can be restored \(4 found"):
+        directory.find_restore_point()
+
+
+def test_only_ascii_digits_name_batches_and_checkpoints(tmp_path):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["b"]], checkpoint_every=1)
+    for stray in ["²", "٣", "1²"]:
+        (tmp_path / "job" / "metadata" / stray).write_bytes(b"x")
+        (tmp_path / "job" / f"chk-{stray}").mkdir()
+        (tmp_path / "job" / f"chk-{stray}" / "_metadata").write_bytes(b"x")
+    assert directory.committed_batches() == [1, 0]
+    assert directory.checkpoint_ids() == [2]
+    assert directory.find_restore_point().record.batch_id == 1
