@@ -1,4 +1,5 @@
 """Errors the engine raises to users."""
+import reprlib
 import traceback
 
 RECORD_REPR_LIMIT = 200
@@ -10,7 +11,16 @@ def truncated(text: str, limit: int) -> str:
 
 
 def truncated_repr(record, limit: int = RECORD_REPR_LIMIT) -> str:
-    return truncated(repr(record), limit)
+    """``repr(record)`` cut at ``limit`` characters, for any value: one nested too deeply
+    for ``repr``, or whose ``__repr__`` fails, gets reprlib's shorter description."""
+    return truncated(_safely(repr, record), limit)
+
+
+def _safely(describe, value) -> str:
+    try:
+        return describe(value)
+    except Exception:  # (RecursionError too)
+        return reprlib.repr(value)  # bounded depth; a failing __repr__ is not called again
 
 
 class OperatorError(Exception):
@@ -32,7 +42,8 @@ class OperatorError(Exception):
         lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         trace = "\n".join(truncated(line, LINE_LIMIT) for line in lines.split("\n"))
         where = what if what != "record" else f"record {truncated_repr(record)}"
-        return cls(operator, where, truncated(f"{type(exc).__name__}: {exc}", LINE_LIMIT), trace)
+        return cls(operator, where, truncated(f"{type(exc).__name__}: {_safely(str, exc)}",
+                                              LINE_LIMIT), trace)
 
     def __str__(self):
         return (f"Operator '{self.operator}' failed on {self.record_repr}: {self.cause}\n"

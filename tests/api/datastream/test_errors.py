@@ -265,3 +265,33 @@ def test_keyed_process_function_on_a_plain_stream_fails_at_build_time():
 
     with pytest.raises(TypeError, match="needs a KeyedStream: call key_by"):
         make_env("local").from_collection([1]).process(PerKey())
+
+
+class UnprintableRecord:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def nested(levels):
+    value = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("make, shown", [
+    (lambda: nested(100_000), "record [[[[[[[...]]]]]]]"),
+    (UnprintableRecord, "record <UnprintableRecord instance at"),
+])
+def test_the_error_names_operator_and_record_whatever_the_record(make, shown):
+    # Neither a record too deep for repr nor one whose repr fails breaks the error report.
+    env = make_env("local")
+
+    def fail(record):
+        raise ValueError("bad record")
+    env.from_collection([1]).map(lambda _: make()).map(fail).name("check").print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    message = str(info.value)
+    assert "Operator 'check' failed on " + shown in message
+    assert "ValueError: bad record" in message
