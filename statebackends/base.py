@@ -45,10 +45,20 @@ from core.codec import (
 from core.state_spec import StateKind, StateSpec
 
 __all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "PickledStateError", "VOID_NAMESPACE",
-           "DEFAULT_SNAPSHOT_INTERVAL", "Slot", "ALLOW_PICKLED_OPTION"]
+           "DEFAULT_SNAPSHOT_INTERVAL", "Slot", "ALLOW_PICKLED_OPTION", "TRUST_SAVEPOINT_OPTION"]
 
 ALLOW_PICKLED_OPTION = "state.restore.allow-pickled"
 """The configuration key of ``allow_pickled`` (default true)."""
+
+TRUST_SAVEPOINT_OPTION = "execution.savepoint.trust-pickled"
+"""The configuration key that lets a job restored from a savepoint given to it
+(``execution.savepoint.path``) unpickle that state (default false: ``allow_pickled`` is
+then false for the job's state of that lineage)."""
+
+_NO_PICKLES = (f"'{ALLOW_PICKLED_OPTION}' is false, or the state comes from a savepoint "
+               f"given by 'execution.savepoint.path' and '{TRUST_SAVEPOINT_OPTION}' is not "
+               "true (set it only for a savepoint you trust: unpickling runs code that its "
+               "writer chose)")
 
 VOID_NAMESPACE = None
 """The namespace of state that is not window state."""
@@ -234,7 +244,7 @@ class KeyedStateBackend(ABC):
         where = f" in {path}" if path else ""
         what = "keys or namespaces" if name is None else f"values of state {name!r}"
         if not self.allow_pickled:
-            why = f"'{ALLOW_PICKLED_OPTION}' is false"
+            why = _NO_PICKLES
         else:
             why = ("the state is declared with a type other than "
                    "Types.PICKLED_BYTE_ARRAY(), so its values are data and never pickled")
@@ -254,8 +264,7 @@ class KeyedStateBackend(ABC):
         hint = ""
         if isinstance(cause, NotDataError):
             if not self.allow_pickled:
-                hint = (f" ('{ALLOW_PICKLED_OPTION}' is false, so state must be data: "
-                        "see core.codec)")
+                hint = f" (state must be data, see core.codec: {_NO_PICKLES})"
             else:
                 hint = (" (the state is declared with a type, so its values must be "
                         "data of it; declare Types.PICKLED_BYTE_ARRAY() to store any "
@@ -328,7 +337,7 @@ class KeyedStateBackend(ABC):
             if isinstance(e.__cause__, PickledDataError):
                 raise PickledStateError(
                     f"operator {self.operator_id!r}: {e.path} holds pickled data, which is "
-                    f"not unpickled: '{ALLOW_PICKLED_OPTION}' is false ({e.reason})") from None
+                    f"not unpickled ({e.reason}): {_NO_PICKLES}") from None
             raise
 
 

@@ -13,7 +13,7 @@ from engine.graph import PlanError, Transformation, reachable
 from engine.driver.metric_reporters import parse_ports
 from engine.driver.settings import CheckpointOptions, JobSettings, MetricsOptions
 from engine.executor.python_dependencies import PythonDependencies
-from statebackends.base import ALLOW_PICKLED_OPTION
+from statebackends.base import ALLOW_PICKLED_OPTION, TRUST_SAVEPOINT_OPTION
 
 from api.common.configuration import Configuration
 from .checkpoint_config import (CheckpointConfig, _millis, checkpoint_directory, num_retained,
@@ -145,6 +145,7 @@ def _checkpoint_options(config: CheckpointConfig, conf: Dict[str, str]) -> Check
             retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION),
         restore_path=conf.get(SAVEPOINT_PATH),
         allow_non_restored_state=_option(conf, IGNORE_UNCLAIMED_STATE, False),
+        trust_pickled_savepoint=_option(conf, TRUST_SAVEPOINT_OPTION, False),
         savepoint_dir=savepoint_directory(conf))
 
 

@@ -45,6 +45,8 @@ from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracke
 
 log = logging.getLogger(__name__)
 
+UNTRUSTED_STATE = "untrusted_state"  # a commit record's mark: state from a given savepoint
+
 
 def _now_ms() -> int:
     """The processing time: wall-clock milliseconds."""
@@ -134,6 +136,7 @@ class JobRunner:
         restore_path = settings.checkpoints.restore_path
         self._origin = None if restore_path is None or storage.is_url(restore_path) \
             else os.path.abspath(restore_path)
+        self._untrusted = False  # whether the job's state comes from a savepoint given to it
         self.keyed_operators = {  # (and broadcast state, stored as one key group)
             state_id: OperatorInfo(node.name, node.parallelism, max_parallelism)
             for node in plan.nodes.values()
@@ -354,6 +357,13 @@ class JobRunner:
                    for uid, stage_id in self._source_uids().items()}
         record.check_restorable_by(point.path, self.keyed_operators, sources,
                                    self.settings.checkpoints.allow_non_restored_state)
+        # State from a savepoint given to the job, and all state built on it, is not the
+        # job's own: it is unpickled only if the user says to trust it. (The mark in the
+        # job's own records is trusted: its directory is this user's.)
+        self._untrusted = explicit or record.extra.get(UNTRUSTED_STATE) is True
+        record.extra = dict(record.extra, **{UNTRUSTED_STATE: self._untrusted})
+        self._trust_state(not self._untrusted
+                          or self.settings.checkpoints.trust_pickled_savepoint)
         directory.restore(point, explicit=explicit)
         for uid, stage_id in self._source_uids().items():  # (a new source starts afresh)
             positions = self.splits[stage_id].positions
@@ -380,7 +390,15 @@ class JobRunner:
             source_offsets={uid: dict(self.splits[stage_id].positions)
                             for uid, stage_id in self._source_uids().items()},
             watermark=watermark, watermark_tracker=self.tracker.snapshot(),
-            extra={"restored_from": self._origin})
+            extra={"restored_from": self._origin, UNTRUSTED_STATE: self._untrusted})
+
+    def _trust_state(self, trusted: bool) -> None:
+        """Lets this run's tasks unpickle stored state (as the job's settings allow) only
+        if it is ``trusted``."""
+        options = self.settings.task_settings.state_backend_options
+        allowed = trusted and options.get("allow_pickled", True)
+        self.job = dataclasses.replace(self.job, settings=dataclasses.replace(
+            self.job.settings, state_backend_options=dict(options, allow_pickled=allowed)))
 
     # -- savepoints -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ class CheckpointOptions:
     retain_on_cancellation: bool = False
     restore_path: Optional[str] = None         # execution.savepoint.path
     allow_non_restored_state: bool = False     # execution.savepoint.ignore-unclaimed-state
+    trust_pickled_savepoint: bool = False      # execution.savepoint.trust-pickled
     savepoint_dir: Optional[str] = None        # default target of savepoints
 
 

@@ -382,3 +382,60 @@ def test_a_savepoint_of_typed_state_restores_and_reads_offline_without_pickle(tm
         counted[key] += 1
         assert int(count) == counted[key]
     assert counted == {"a": 5, "b": 5}
+
+
+TRUST = "execution.savepoint.trust-pickled"
+
+
+def test_a_poisoned_savepoint_given_to_an_untyped_job_runs_no_code_by_default(tmp_path,
+                                                                            marker):
+    # Another job's savepoint (its own checkpoint root), poisoned, restored under the
+    # default settings by a job whose state is untyped: refused, naming the opt-in; a
+    # plain second run resumes from the job's own directory, which remembers that its
+    # state came from that savepoint: refused again. The payload never runs.
+    savepoint = _savepoint(tmp_path / "theirs", Types.PICKLED_BYTE_ARRAY(), {})
+    _poison_state_files(StateStore(savepoint), marker)
+    own = {"state.checkpoints.dir": str(tmp_path / "ours")}
+    for conf in ({"execution.savepoint.path": savepoint}, {}):
+        env = _counting_env(tmp_path, Types.PICKLED_BYTE_ARRAY(), **own, **conf)
+        with pytest.raises((JobExecutionException, PickledStateError)) as failure:
+            env.execute("counting")
+        assert f"'{TRUST}' is not true" in str(failure.value)
+
+
+class Seen(KeyedProcessFunction):
+    """Keeps the set of values seen per key (a set is not data: it is pickled)."""
+
+    def open(self, runtime_context: RuntimeContext):
+        self.seen = runtime_context.get_state(ValueStateDescriptor("seen",
+                                                                   Types.PICKLED_BYTE_ARRAY()))
+
+    def process_element(self, value, ctx):
+        seen = (self.seen.value() or set()) | {value}
+        self.seen.update(seen)
+        yield f"{ctx.get_current_key()}:{len(seen)}"
+
+
+def _seen_env(values, sink=None, **conf):
+    env = make_env("local", parallelism=1, micro_batch_size=2, **conf)
+    (env.from_collection(values, Types.STRING()).uid("letters")
+        .key_by(lambda v: v[0], Types.STRING())
+        .process(Seen(), Types.STRING()).uid("seen")
+        .add_sink(sink or GatheringSink()))
+    return env
+
+
+def test_a_savepoint_of_pickled_state_restores_once_the_user_trusts_it(tmp_path):
+    letters = ["a1", "a2", "a3", "a4"]
+    env = _seen_env(letters, **{"state.savepoints.dir": str(tmp_path / "savepoints")})
+    client = env.execute_async("seen")
+    savepoint = client.stop_with_savepoint(False).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    restored = {"execution.savepoint.path": savepoint}
+    with pytest.raises((JobExecutionException, PickledStateError), match=f"'{TRUST}' is not"):
+        _seen_env(letters, **restored).execute("seen")
+    sink = GatheringSink()
+    _seen_env(letters, sink, **restored, **{TRUST: "true"}).execute("seen")
+    seen = [int(line.split(":")[1]) for line in sink.values()]
+    # The restored set goes on: the letters after the savepoint count from where it was.
+    assert seen and seen == list(range(5 - len(seen), 5))
