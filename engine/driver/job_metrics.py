@@ -4,7 +4,8 @@ Each subtask reports its operators' metrics as a ``MetricReport`` (``engine.runt
 the driver sums counters and meters over subtasks and batches, merges distributions,
 and keeps each subtask's latest gauge values (numeric ones are summed over subtasks).
 Names are Flink's: ``numRecordsIn``, ``numRecordsOut``, ``numRecordsInPerSecond``,
-``numRecordsOutPerSecond``, ``numLateRecordsDropped``, ``currentInputWatermark``, and
+``numRecordsOutPerSecond``, ``numLateRecordsDropped``, ``numRecordsInErrors`` (records a
+source skipped as unreadable), ``currentInputWatermark``, and
 at job level ``lastCheckpointDuration``, ``lastCheckpointSize``,
 ``numberOfCompletedCheckpoints``, ``numberOfFailedCheckpoints``; FLIP-33's
 ``watermarkLag``; and this engine's ``numPendingTimers``, ``stateSize`` (bytes of an
@@ -20,7 +21,8 @@ from checkpoint.state_store import _operator_dir_name as operator_dir_name
 
 from engine.batch import MetricReport
 from engine.graph import JobPlan
-from engine.runtime.metrics import NUM_RECORDS_IN, NUM_RECORDS_OUT, merge_distributions
+from engine.runtime.metrics import (NUM_LATE_RECORDS_DROPPED, NUM_RECORDS_IN,
+                                    NUM_RECORDS_IN_ERRORS, NUM_RECORDS_OUT, merge_distributions)
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 
 RATE_SPAN_SECONDS = 60  # Flink's MeterView default
@@ -161,8 +163,8 @@ class JobMetrics:
             self._rates[(n, NUM_RECORDS_OUT)].per_second() for n in self._sources)
         job["numRecordsOutPerSecond"] = sum(
             self._rates[(n, NUM_RECORDS_IN)].per_second() for n in self._sinks)
-        job["numLateRecordsDropped"] = sum(
-            values.get("numLateRecordsDropped", 0) for values in operators.values())
+        for name in (NUM_LATE_RECORDS_DROPPED, NUM_RECORDS_IN_ERRORS):
+            job[name] = sum(values.get(name, 0) for values in operators.values())
         snapshot = {"job_name": self.job_name, "job_id": self.job_id, "batch": batch_id,
                     "timestamp": wall_time_ms, "job": job, "operators": operators}
         with self._lock:

@@ -2,9 +2,9 @@
 
 One status line, redrawn after each committed batch with rich's ``Live``: batch
 number, records in and out per second, the watermark and its lag behind wall-clock
-time, late records dropped, the last checkpoint and its duration. While it is shown,
-everything printed to stdout (the ``print()`` sink, the user's own ``print``) goes
-through rich and appears above the line, never inside it. Nothing is shown when stdout
+time, late records dropped, unreadable records skipped (if any), the last checkpoint
+and its duration. While it is shown, everything printed to stdout (the ``print()`` sink,
+the user's own ``print``) goes through rich and appears above the line, never inside it. Nothing is shown when stdout
 is not a terminal.
 """
 import datetime
@@ -55,6 +55,8 @@ def status_line(snapshot: dict) -> str:
     if job.get("watermarkLag") is not None:
         parts[-1] += f" (lag {job['watermarkLag'] / 1000:,.1f} s)"
     parts.append(f"late dropped {job['numLateRecordsDropped']:,}")
+    if job["numRecordsInErrors"]:
+        parts.append(f"unreadable skipped {job['numRecordsInErrors']:,}")
     if job["numberOfCompletedCheckpoints"]:
         parts.append(f"checkpoint {job['numberOfCompletedCheckpoints']} "
                      f"({job['lastCheckpointDuration']:,.0f} ms, "

@@ -73,8 +73,14 @@ class Source:
         return position is None
 
     def read(self, descriptor: Any) -> Tuple[Iterable, Any]:
-        """Task: the records of a planned range, and the split's position after them."""
+        """Task: the records of a planned range, and the split's position after them.
+        A record that is skipped as unreadable (a format's ignore-parse-errors) counts in
+        ``records_in_errors``."""
         raise NotImplementedError
+
+    records_in_errors: int = 0
+    """Task: how many records ``read`` has skipped as unreadable so far; the engine
+    reports them as the source's ``numRecordsInErrors``."""
 
     def close(self) -> None:
         """Driver: the job has ended (finished, failed or cancelled)."""

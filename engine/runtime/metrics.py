@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 NUM_RECORDS_IN = "numRecordsIn"
 NUM_RECORDS_OUT = "numRecordsOut"
 NUM_LATE_RECORDS_DROPPED = "numLateRecordsDropped"
+NUM_RECORDS_IN_ERRORS = "numRecordsInErrors"
 NUM_PENDING_TIMERS = "numPendingTimers"
 
 
@@ -117,13 +118,14 @@ class MetricGroup:
 
 class OperatorMetrics:
     """The metrics of one parallel instance of an operator: records in and out (counted
-    by the task around the operator's inputs and outputs), late records dropped (counted
-    by window operators, which set it to 0 first), and the user's metric group."""
+    by the task around the operator's inputs and outputs), the counts of Flink's that
+    only some operators keep (``counts``: a window operator's late records dropped, a
+    source's records in errors), and the user's metric group."""
 
     def __init__(self):
         self.records_in = 0
         self.records_out = 0
-        self.late_records_dropped: Optional[int] = None
+        self.counts: Dict[str, int] = {}  # name -> count since the last report
         self.group = MetricGroup()
         self._reported: Dict[str, int] = {}  # counter identifier -> count last reported
 
@@ -148,9 +150,8 @@ class OperatorMetrics:
         counters = {NUM_RECORDS_IN: self.records_out if is_source else self.records_in,
                     NUM_RECORDS_OUT: self.records_out}
         self.records_in = self.records_out = 0
-        if self.late_records_dropped is not None:
-            counters[NUM_LATE_RECORDS_DROPPED] = self.late_records_dropped
-            self.late_records_dropped = 0
+        counters.update(self.counts)
+        self.counts = dict.fromkeys(self.counts, 0)
         gauges = {} if pending_timers is None else {NUM_PENDING_TIMERS: pending_timers}
         meters, distributions = {}, {}
         for identifier, metric in self.group.all_metrics():

@@ -225,6 +225,7 @@ class KafkaPartitionSource(Source):
                 continue
             records.append((message.timestamp()[1], value))
         if skipped:
+            self.records_in_errors += skipped
             log.warning("Kafka %s offsets %d-%d: %d records gave no value (unreadable "
                         "records skipped by the format's ignore-parse-errors) ",
                         split_id(topic, partition), start, end - 1, skipped)

@@ -5,6 +5,7 @@ from itertools import islice
 from engine.batch import SinkCommittable, SplitPosition
 from engine.errors import OperatorError, RecordReadError, RecordWriteError
 from engine.io.sinks import Sink, WriterContext
+from engine.runtime.metrics import NUM_RECORDS_IN_ERRORS
 from engine.runtime.operators.base import Operator
 
 # Records a source passes down the chain at a time: small enough that a chunk and what
@@ -27,6 +28,10 @@ class SourceOperator(Operator):
         self.positions = []  # (split, position) the reader reported in this batch
         self.emits_values = False  # plain values, for a chained map that takes them
 
+    def setup(self, name: str, task) -> None:
+        super().setup(name, task)
+        task.metrics.counts[NUM_RECORDS_IN_ERRORS] = 0  # a source reports them
+
     def process_chunk(self, records):
         self.output(records)
 
@@ -36,8 +41,12 @@ class SourceOperator(Operator):
                        shape.from_stamped if self.source.stamps_records else shape.from_values)
         clock = self.task.clock
         clock.current_split = split_range.split
+        source = self.source
         try:
-            records, position = self.source.read(split_range.descriptor)
+            skipped = source.records_in_errors
+            records, position = source.read(split_range.descriptor)
+            self.task.metrics.counts[NUM_RECORDS_IN_ERRORS] += \
+                source.records_in_errors - skipped
             records = iter(records)
             while True:
                 chunk = list(islice(records, SOURCE_CHUNK))

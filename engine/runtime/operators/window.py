@@ -11,6 +11,7 @@ keep a MergingWindowSet per key as keyed state. Emitted records carry the window
 from core.state_spec import StateKind, StateSpec
 
 from engine.errors import OperatorError
+from engine.runtime.metrics import NUM_LATE_RECORDS_DROPPED
 from engine.runtime.state_descriptors import kind_of
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
@@ -193,7 +194,7 @@ class WindowOperator(UdfOperator):
         if self.call.kind != "none":
             super().open()  # opens the user's window function
         task = self.task
-        task.metrics.late_records_dropped = 0  # a window operator reports them (Flink's)
+        task.metrics.counts[NUM_LATE_RECORDS_DROPPED] = 0  # a window operator reports them
         self.runtime_context = task.runtime_context(self.name)
         self.backend = task.keyed_backend
         self.contents_spec = StateSpec(CONTENTS, StateKind(self.contents_kind),
@@ -422,7 +423,7 @@ class WindowOperator(UdfOperator):
         if not late:
             return
         if self.late_tag is None:  # counted when dropped, not when sent to a side output
-            self.task.metrics.late_records_dropped += len(late)
+            self.task.metrics.counts[NUM_LATE_RECORDS_DROPPED] += len(late)
             return
         side = self.side_outputs.get(self.late_tag)
         if side is not None:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from api.common import Row, SimpleStringSchema, Types
+from api.common import Row, SimpleStringSchema, Types, WatermarkStrategy
 from api.common.serialization import RowFieldExtractorSchema
 from api.datastream.connectors import DeliveryGuarantee
 from api.datastream.connectors.kafka import (FlinkKafkaConsumer, FlinkKafkaProducer,
@@ -21,8 +21,9 @@ from engine.io.kafka.client import KafkaUnavailableError
 from engine.io.kafka.transactions import HEADERS
 from engine.errors import RecordReadError
 from engine.io.sinks import CommitterContext, WriterContext, read_staged, staged_file
-from benchmarks.kafka_broker import (create_topic, free_port, produce, read_messages, read_values,
-                                unique_topic)
+from benchmarks.kafka_broker import (create_topic, free_port, produce, read_messages,
+                                     read_values, unique_topic)
+from tests.conftest import GatheringSink, make_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy classes
 
@@ -459,3 +460,21 @@ def test_a_partition_set_is_read_as_given(kafka_broker):
     assert kafka.splits(1) == [f"{topic}:0", f"{topic}:2"]
     records, _ = drain(kafka)
     assert values(records) == {f"{topic}:0": ["0"], f"{topic}:2": ["2"]}
+
+
+def test_records_skipped_as_unreadable_are_the_sources_num_records_in_errors(kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic())
+    produce(bootstrap, topic, ['{"id": 1, "name": "a"}', "not json", "[1]",
+                               '{"id": 3, "name": "c"}'])
+    kafka = KafkaSource.builder().set_bootstrap_servers(bootstrap).set_topics(topic) \
+        .set_bounded(KafkaOffsetsInitializer.latest()) \
+        .set_value_only_deserializer(JSON_ROW.ignore_parse_errors().build()).build()
+    env = make_env("local", micro_batch_size=2)
+    out = GatheringSink()
+    env.from_source(kafka, WatermarkStrategy.no_watermarks(), "orders").add_sink(out)
+    metrics = env.execute().get_metrics()
+    assert sorted(row.id for row in out.values()) == [1, 3]
+    assert metrics["job"]["numRecordsInErrors"] == 2
+    assert metrics["operators"]["Source: orders"]["numRecordsInErrors"] == 2
+    assert metrics["operators"]["Source: orders"]["numRecordsIn"] == 2

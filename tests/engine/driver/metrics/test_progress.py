@@ -41,12 +41,16 @@ def test_print_output_stays_whole_above_the_progress_line(monkeypatch):
 def test_the_status_line_shows_watermark_lag_and_checkpoint():
     job = {"numRecordsInPerSecond": 1234.4, "numRecordsOutPerSecond": 10.0,
            "currentInputWatermark": 1_700_000_000_000, "watermarkLag": 2_500,
-           "numLateRecordsDropped": 3, "numberOfCompletedCheckpoints": 4,
-           "lastCheckpointDuration": 12.3, "lastCheckpointSize": 2048}
+           "numLateRecordsDropped": 3, "numRecordsInErrors": 0,
+           "numberOfCompletedCheckpoints": 4, "lastCheckpointDuration": 12.3,
+           "lastCheckpointSize": 2048}
     assert status_line({"job_name": "j", "batch": 7, "job": job}) == (
         "j | batch 7 | in 1,234 rec/s | out 10 rec/s | "
         "watermark 2023-11-14T22:13:20.000Z (lag 2.5 s) | late dropped 3 | "
         "checkpoint 4 (12 ms, 2,048 bytes)")
+    job["numRecordsInErrors"] = 1500  # shown once a source skipped unreadable records
+    assert " | late dropped 3 | unreadable skipped 1,500 | checkpoint 4" in \
+        status_line({"job_name": "j", "batch": 7, "job": job})
 
 
 def test_quiet_when_stdout_is_not_a_terminal_or_switched_off(capfd, monkeypatch):
