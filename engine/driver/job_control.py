@@ -23,7 +23,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
-from core.private_directories import check_owned
+from core.private_paths import check_owned, open_private
 from checkpoint.storage import is_temporary_name, is_url, replacing
 from checkpoint.job_directory import JobDirectory
 
@@ -91,8 +91,9 @@ class ControlRequest:
 
 
 def _write_json(path: str, data: dict) -> None:
-    """Writes ``data`` to ``path`` atomically: a reader sees the old file or the new one."""
-    with replacing(path) as temporary, open(temporary, "w") as f:
+    """Writes ``data`` to ``path`` atomically (a reader sees the old file or the new one),
+    readable by this user only: a status holds error lines, which may quote records."""
+    with replacing(path) as temporary, open_private(temporary) as f:
         json.dump(data, f)
 
 

@@ -7,6 +7,7 @@ import os
 import threading
 from typing import Callable, Iterable, Optional
 
+from core.private_paths import open_private
 from engine.driver.job_metrics import prometheus_text
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class JsonLinesReporter(MetricReporter):
         self.path = os.path.join(job_dir, METRICS_FILE)
 
     def report(self, snapshot: dict) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
+        with open_private(self.path, "a") as f:  # (its gauges may be anything a user set)
             f.write(json.dumps(snapshot, default=str) + "\n")
 
     def close(self, discard: bool = False) -> None:

@@ -36,7 +36,7 @@ import traceback
 from collections import OrderedDict
 from typing import Callable, Iterable, List
 
-from core.private_directories import private_directory
+from core.private_paths import private_directory
 from engine.batch import BatchInfo
 from engine.runtime import task
 

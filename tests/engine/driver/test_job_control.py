@@ -5,6 +5,7 @@ FIFO, a link, garbage) neither hangs the driver nor is read again. The other use
 real uid (``setpriv``; needs root, as CI)."""
 import logging
 import os
+import stat
 import subprocess
 import threading
 
@@ -88,3 +89,19 @@ def test_a_fifo_a_link_and_garbage_in_control_are_set_aside_without_hanging(tmp_
     assert sorted(os.listdir(control)) == [n + REJECTED for n in names]
     assert "fifo.json is not a control request (not a regular file)" in caplog.text
     assert "wrong.json is not a control request (its id is 1)" in caplog.text
+
+
+def test_the_status_and_metrics_files_are_readable_by_this_user_only(tmp_path):
+    # They quote records (error lines, gauges): others may not read them, whatever umask.
+    old = os.umask(0o022)
+    try:
+        env = make_env("local", micro_batch_size=1, **{"state.checkpoints.dir": str(tmp_path)})
+        env.from_collection([1, 0]).map(lambda x: 1 // x).print()
+        with pytest.raises(Exception, match="ZeroDivisionError"):
+            env.execute(JOB)
+    finally:
+        os.umask(old)
+    for name in ("status.json", "metrics.jsonl"):
+        path = tmp_path / JOB / name
+        assert path.exists() and stat.S_IMODE(os.stat(path).st_mode) == 0o600, name
+    assert "ZeroDivisionError" in (tmp_path / JOB / "status.json").read_text()

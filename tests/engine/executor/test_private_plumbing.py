@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from core.private_directories import private_directory
+from core.private_paths import private_directory
 from engine.batch import BatchInfo
 from engine.executor import task_host
 from tests.conftest import NOBODY, needs_another_user

@@ -1,5 +1,6 @@
-"""Local directories that only this user can reach: where the engine keeps what must not
-be read or written by others (subtask host sockets, exchange files).
+"""Local directories and files that only this user can reach: where the engine keeps what
+must not be read or written by others (subtask host sockets, exchange files, a job's
+status and metrics, which may quote records).
 
 A directory under a shared place such as ``/tmp`` could have been made by another user
 before the job runs, to receive its records or to hand it data that it would unpickle.
@@ -8,7 +9,7 @@ a link) owned by this user, which it then closes to others (mode 0700)."""
 import os
 import stat
 
-__all__ = ["private_directory", "check_owned"]
+__all__ = ["private_directory", "check_owned", "open_private"]
 
 
 def private_directory(path: str) -> str:
@@ -53,3 +54,10 @@ def check_owned(path: str, what: str, group_may_write: bool = False) -> None:
         f"{what} {path} is not this user's own (uid {os.getuid()}): it is {why}, so someone "
         "else could have put files there that the job would trust. Use a directory of your "
         "own, or remove write access for others (chmod go-w).")
+
+
+def open_private(path: str, mode: str = "w"):
+    """``open(path, mode)`` for text, a file that is created readable and writable by
+    this user only (``mode`` "w" or "a"; an existing file keeps its mode)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+    return open(os.open(path, flags, 0o600), mode, encoding="utf-8")
