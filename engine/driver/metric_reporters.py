@@ -76,7 +76,12 @@ class PrometheusReporter(MetricReporter):
         self.address = self.server.server_address[:2]
         threading.Thread(target=self.server.serve_forever, name="prometheus-metrics",
                          daemon=True).start()
-        log.info("Serving metrics for Prometheus at http://%s:%d/metrics", *self.address)
+        if errors:  # a scraper of the first port may be reading someone else's server
+            log.warning("Serving metrics for Prometheus at http://%s:%d/metrics: the "
+                        "range's earlier ports are taken (%s)", *self.address,
+                        "; ".join(errors))
+        else:
+            log.info("Serving metrics for Prometheus at http://%s:%d/metrics", *self.address)
 
     def close(self, discard: bool = False) -> None:
         self.server.shutdown()

@@ -1,4 +1,5 @@
 """The Prometheus endpoint, scraped over HTTP on 127.0.0.1 while a job runs."""
+import logging
 import re
 import socket
 import urllib.error
@@ -63,17 +64,21 @@ def test_a_running_job_is_scraped_over_http_and_the_endpoint_closes_with_it():
         _scrape(port)
 
 
-def test_the_endpoint_binds_to_127_0_0_1_and_tries_a_port_range():
-    taken = socket.socket()
+def test_the_endpoint_binds_to_127_0_0_1_and_tries_a_port_range(caplog):
+    taken = socket.socket()  # (another user's server, say)
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     port = taken.getsockname()[1]
     try:
-        reporter = PrometheusReporter(lambda: None, "127.0.0.1", [port, 0])
+        with caplog.at_level(logging.WARNING, logger="engine.driver.metric_reporters"):
+            reporter = PrometheusReporter(lambda: None, "127.0.0.1", [port, 0])
         try:
             host, bound = reporter.address
             assert host == "127.0.0.1" and bound != port
             assert _scrape(bound) == ""
+            # Not silently: whoever scrapes the first port is told where the job is.
+            assert f"at http://127.0.0.1:{bound}/metrics: the range's earlier ports are " \
+                   f"taken ({port}: " in caplog.text
         finally:
             reporter.close()
         with pytest.raises(OSError, match=f"no port to serve metrics on.*{port}"):
