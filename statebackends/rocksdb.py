@@ -65,6 +65,7 @@ from rocksdict import (
 )
 
 from checkpoint import storage
+from checkpoint.files import CorruptFileError
 from checkpoint.state_store import (
     CHANGELOG, INCREMENTAL, SNAPSHOT, StateFile, StateFileContent, StateStore, check_file_name,
 )
@@ -314,6 +315,24 @@ def _materialize(content: StateFileContent, directory: str) -> None:
             f.write(data)
 
 
+def _open_snapshot(directory: str, options: Options, state_file: StateFile,
+                   content: StateFileContent, read_only: bool = False) -> Rdict:
+    """The database of an incremental snapshot laid out in ``directory``; if RocksDB
+    refuses it (a damaged file), CorruptFileError naming the stored files, not the
+    copies RocksDB names."""
+    try:
+        return _open(directory, options, read_only)
+    except Exception as e:
+        reason = str(e)
+        for local_name, path in content.shared_files.items():
+            reason = reason.replace(os.path.join(directory, local_name), path)
+        for name in content.meta["db_files"]:  # (stored inside the snapshot file)
+            reason = reason.replace(os.path.join(directory, name),
+                                    f"{state_file.path}'s {name}")
+        raise CorruptFileError(state_file.path, f"RocksDB cannot open the incremental "
+                               f"snapshot: {reason}") from None
+
+
 class RocksDBKeyedStateBackend(KeyedStateBackend):
     """Keyed state of one operator instance over key groups ``start..end`` (inclusive),
     stored in a RocksDB under a fresh temporary directory (in ``local_dir`` if given).
@@ -332,7 +351,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                  block_cache_size: Optional[int] = None,
                  write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
                  allow_pickled: bool = True,
-                 _initial_files: Optional[StateFileContent] = None):
+                 _initial_files: Optional[Tuple[StateFile, StateFileContent]] = None):
         if max_parallelism > MAX_KEY_GROUPS:
             raise ValueError(f"operator {operator_id!r}: the RocksDB state backend supports "
                              f"a max parallelism of at most {MAX_KEY_GROUPS}, "
@@ -347,9 +366,16 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._options = self._make_options(block_cache_size, write_buffer_size)
         self.working_dir = tempfile.mkdtemp(prefix="rocksdb-state-", dir=local_dir)
         self._db_dir = os.path.join(self.working_dir, "db")
-        if _initial_files is not None:  # restore() adopts an incremental snapshot
-            _materialize(_initial_files, self._db_dir)
-        self.db = _open(self._db_dir, self._options)
+        if _initial_files is None:
+            self.db = _open(self._db_dir, self._options)
+        else:  # restore() adopts an incremental snapshot
+            snapshot_file, content = _initial_files
+            try:
+                _materialize(content, self._db_dir)
+                self.db = _open_snapshot(self._db_dir, self._options, snapshot_file, content)
+            except BaseException:
+                shutil.rmtree(self.working_dir, ignore_errors=True)
+                raise
         self.writes = _WriteBuffer(self.db)
         self._finalizer = weakref.finalize(self, _close_and_remove, self.db, self.working_dir)
         self._state_ids: Dict[str, int] = {}
@@ -542,7 +568,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             adopted = store.read_incremental(first)
             files = files[1:]
         backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
-                      _initial_files=adopted, **options)
+                      _initial_files=None if adopted is None else (first, adopted), **options)
         try:
             if adopted is not None:
                 backend._adopted(store, first, adopted)
@@ -611,7 +637,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         directory = os.path.join(self.working_dir, f"restore-{uuid.uuid4().hex}")
         try:
             _materialize(content, directory)
-            source = _open(directory, self._options, read_only=True)
+            source = _open_snapshot(directory, self._options, state_file, content,
+                                    read_only=True)
             try:
                 for db_key, data in _scan(source, _group_prefix(lo), _upper(hi)):
                     writer.put(db_key[:2] + our_ids[db_key[2:4]] + db_key[4:], data)

@@ -12,6 +12,7 @@ import pytest
 
 import test_hashmap
 import test_heap_states
+from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateStore
 from statebackends.hashmap import HashMapKeyedStateBackend
 from core.keygroups import assign_key_group, key_group_range_for_operator
@@ -519,3 +520,35 @@ def test_rescale_from_incremental_snapshots_reads_only_own_key_groups(disk_store
     for parallelism in (1, 3):
         assert _read_at_parallelism(store, parallelism, 0, snapshot_interval=1,
                                     local_dir=root) == expected
+
+
+@pytest.mark.parametrize("written", [[FULL_RANGE], [(0, 3), (4, MAX_PARALLELISM - 1)]],
+                         ids=["adopted", "copied"])
+def test_a_damaged_incremental_snapshot_is_named_by_its_stored_file(disk_store, written):
+    # Restored whole, one snapshot is adopted as the database; two halves are copied in.
+    store, root = disk_store
+    damaged = []
+    for key_group_range in written:
+        backend = RocksDBKeyedStateBackend("op", key_group_range, MAX_PARALLELISM,
+                                           local_dir=root, incremental=True)
+        keys = [f"k{i}" for i in range(3000)]
+        _put_many(backend, [k for k in keys if key_group_range[0] <= assign_key_group(
+            k, MAX_PARALLELISM) <= key_group_range[1]], "x" * 50)
+        backend.write_version(store, 0)
+        backend.close()
+        directory = store.shared_dir("op", key_group_range)
+        damaged += [os.path.join(directory, name) for name in os.listdir(directory)
+                    if name.endswith(".sst")]
+    for path in damaged:
+        data = bytearray(open(path, "rb").read())
+        for i in range(100, len(data) - 100, 97):
+            data[i] ^= 0xFF
+        os.remove(path)
+        with open(path, "wb") as f:
+            f.write(bytes(data))
+    with pytest.raises(CorruptFileError) as failure:
+        RocksDBKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0,
+                                         local_dir=root)
+    message = str(failure.value)
+    assert any(path in message for path in damaged), message
+    assert "rocksdb-state-" not in message  # not the working copy
