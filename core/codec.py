@@ -132,9 +132,7 @@ _FROM_DATA: Dict[int, Callable[[list], Any]] = {
     _TIME: lambda f: datetime.time(*f),
     _DATETIME: _datetime,
 }
-# the value classes that the layers above register (see ``register_data_class``)
-_REGISTERED: Dict[type, Callable[[list], Any]] = {}
-_CLASS_OF_CODE: Dict[int, str] = {}
+_CLASS_OF_CODE: Dict[int, str] = {}  # code -> the value class registered with it
 
 
 def register_data_class(cls: type, code: int, fields_of: Callable[[Any], list],
@@ -150,7 +148,6 @@ def register_data_class(cls: type, code: int, fields_of: Callable[[Any], list],
         raise ValueError(f"extension code {code} is already taken by another class")
     _TO_DATA[cls] = (code, fields_of)
     _FROM_DATA[code] = from_fields
-    _REGISTERED[cls] = from_fields
     _by_type.clear()
 
 
@@ -432,7 +429,7 @@ def resolve_pickled(obj: Any, unpickle: Callable[[Pickled], Any]) -> Any:
                 for k, v in obj.items()}
     if t is frozenset:
         return frozenset(resolve_pickled(item, unpickle) for item in obj)
-    from_fields = _REGISTERED.get(t)
-    if from_fields is not None:
-        return from_fields(resolve_pickled(_TO_DATA[t][1](obj), unpickle))
+    code, fields_of = _converter(t)
+    if code in _REGISTRABLE:  # a value class: its fields may hold placeholders
+        return _FROM_DATA[code](resolve_pickled(fields_of(obj), unpickle))
     return obj

@@ -118,7 +118,7 @@ def _host_connection(path: str, load_job, run_id) -> socket.socket:
             connection.close()
             _start_host(path, load_job, run_id)
             continue
-        if not same_user(connection):
+        if not _same_user(connection):
             connection.close()
             raise PermissionError(f"the subtask host at {path} runs as another user: "
                                   "nothing is sent to it")
@@ -195,13 +195,13 @@ def _take_request(listener: socket.socket):
     """The next task's connection and its request, or None for a peer that does not run
     as this user (closed unread: nothing from it is unpickled)."""
     connection, _ = listener.accept()
-    if not same_user(connection):
+    if not _same_user(connection):
         connection.close()
         return None
     return connection, pickle.loads(_receive(connection))
 
 
-def same_user(connection: socket.socket) -> bool:
+def _same_user(connection: socket.socket) -> bool:
     """Whether the process at the other end of a Unix socket runs as this user (its
     credentials, on Linux; elsewhere the private run directory alone keeps others out)."""
     if not hasattr(socket, "SO_PEERCRED"):
