@@ -56,6 +56,9 @@ class Transformation:
         self.max_parallelism: Optional[int] = None
         self.partitioning = partitioning
         self.keyed = keyed
+        # Keyed: whether the keys and namespaces of its state may be pickled (no key type
+        # declared, or one with PICKLED_BYTE_ARRAY in it, or windows of the user's own).
+        self.pickled_keys = True
         self.pact = pact
         self.source = source  # the engine Source of a source node
         self.sink = sink      # the engine Sink of a sink node
@@ -100,6 +103,7 @@ class Node:
     keyed: bool
     operator_factory: Callable
     output_type: object
+    pickled_keys: bool = True  # see Transformation.pickled_keys
     watermark_spec: object = None  # generates watermarks (assign_timestamps_and_watermarks)
     broadcast_input: Optional[int] = None  # the input whose records update broadcast state
     stage: int = -1
@@ -185,7 +189,7 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
             parallelism=t.parallelism or default_parallelism,
             max_parallelism=t.max_parallelism or default_max_parallelism,
             keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type,
-            watermark_spec=t.watermark_spec, broadcast_input=t.broadcast_input)
+            pickled_keys=t.pickled_keys, watermark_spec=t.watermark_spec, broadcast_input=t.broadcast_input)
     edges: Dict[int, Edge] = {}
     for t in transformations:
         for input_index, src, partitioning, side_tag in _resolve_inputs(t):

@@ -12,7 +12,9 @@ whatever tables the backend gives them.
 Stored state runs no code on restore unless the job says so. Keys, namespaces and
 values are stored as data (``core.codec``); what is not data is
 pickled only where the job allows it: keys and namespaces while ``allow_pickled``
-(the job's ``state.restore.allow-pickled``), values of a state declared pickled
+(the job's ``state.restore.allow-pickled``) and ``pickled_keys`` (the operator's key type
+is not declared, or declared pickled, or its windows are the user's own), values of a
+state declared pickled
 (``StateSpec.pickled``: ``Types.PICKLED_BYTE_ARRAY()`` or no type) while
 ``allow_pickled`` too. Writing anything else that is not data fails, naming the state
 and key. A restore reads pickled values as ``Pickled`` placeholders, which are
@@ -60,6 +62,10 @@ _NO_PICKLES = (f"'{ALLOW_PICKLED_OPTION}' is false, or the state comes from a sa
                "true (set it only for a savepoint you trust: unpickling runs code that its "
                "writer chose)")
 
+_DATA_KEYS = ("the job declares the key type (key_by(..., key_type=...)) with no "
+              "Types.PICKLED_BYTE_ARRAY() in it, and its windows are built-in ones, so its "
+              "keys and namespaces are data and never pickled")
+
 VOID_NAMESPACE = None
 """The namespace of state that is not window state."""
 
@@ -106,12 +112,13 @@ class KeyedStateBackend(ABC):
 
     ``version`` is the version the contents reflect (-1: nothing written yet). Every
     ``snapshot_interval`` versions, ``write_version`` writes a snapshot. Pickled state is
-    read and written only while ``allow_pickled`` (see the module docstring).
+    read and written only while ``allow_pickled``, pickled keys and namespaces only while
+    ``pickled_keys`` too (see the module docstring).
     """
 
     def __init__(self, operator_id: str, key_group_range: Tuple[int, int],
                  max_parallelism: int, snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                 allow_pickled: bool = True):
+                 allow_pickled: bool = True, pickled_keys: bool = True):
         start, end = key_group_range
         if not 0 <= start <= end < max_parallelism:
             raise ValueError(f"key group range {start}-{end} is not within "
@@ -132,8 +139,9 @@ class KeyedStateBackend(ABC):
         self._kinds: Dict[str, str] = {}  # state name -> its StateKind.stored_names entry
         self._states: Dict[str, Any] = {}
         self.allow_pickled = allow_pickled
-        self._key_writer = serialize_value if allow_pickled else serialize_data
-        self._key_reader = deserialize if allow_pickled else deserialize_data
+        self.pickled_keys = allow_pickled and pickled_keys
+        self._key_writer = serialize_value if self.pickled_keys else serialize_data
+        self._key_reader = deserialize if self.pickled_keys else deserialize_data
         # State name -> whether its values may be pickled, once the job registered it.
         self._values_pickled: Dict[str, bool] = {}
         # State name -> a restored file that may hold pickled values of it (placeholders).
@@ -245,6 +253,8 @@ class KeyedStateBackend(ABC):
         what = "keys or namespaces" if name is None else f"values of state {name!r}"
         if not self.allow_pickled:
             why = _NO_PICKLES
+        elif name is None:
+            why = _DATA_KEYS
         else:
             why = ("the state is declared with a type other than "
                    "Types.PICKLED_BYTE_ARRAY(), so its values are data and never pickled")
@@ -258,26 +268,33 @@ class KeyedStateBackend(ABC):
         pickled = self._values_pickled.get(name, self.allow_pickled)
         return serialize_value if pickled else serialize_data
 
-    def unstorable(self, name: str, slot: Slot, cause: Exception) -> TypeError:
-        """The error for a key, namespace or value of state ``name`` at ``slot`` that
-        cannot be stored."""
+    def unstorable(self, name: Optional[str], slot: Slot, cause: Exception,
+                   in_key: bool = False) -> TypeError:
+        """The error for a value (or, ``in_key``, the key or namespace) of state ``name``
+        (None: of any state) at ``slot`` that cannot be stored."""
         hint = ""
         if isinstance(cause, NotDataError):
             if not self.allow_pickled:
                 hint = f" (state must be data, see core.codec: {_NO_PICKLES})"
+            elif in_key:
+                hint = (f" ({_DATA_KEYS}; declare key_type=Types.PICKLED_BYTE_ARRAY() to "
+                        "key by any Python object)")
             else:
                 hint = (" (the state is declared with a type, so its values must be "
                         "data of it; declare Types.PICKLED_BYTE_ARRAY() to store any "
                         "Python object)")
-        return TypeError(f"operator {self.operator_id!r}: the value of state {name!r} for "
-                         f"key {slot[0]!r} cannot be serialized: {cause}{hint}")
+        of_state = "" if name is None else f" of state {name!r}"
+        what = (f"the key {slot[0]!r} / namespace {slot[1]!r}{of_state}" if in_key
+                else f"the value{of_state} for key {slot[0]!r}")
+        return TypeError(f"operator {self.operator_id!r}: {what} cannot be serialized: "
+                         f"{cause}{hint}")
 
     def _encode_group(self, changes: GroupChanges) -> bytes:
         """A key group's changes as msgpack ``{state name: [keys, namespaces, values,
         deleted keys, deleted namespaces]}``: keys and namespaces with the keys'
         serializer, values with their state's."""
         parts = [_map_header(len(changes))]
-        write_keys = serialize_value_items if self.allow_pickled else serialize_data_items
+        write_keys = serialize_value_items if self.pickled_keys else serialize_data_items
         for name, (puts, deletes) in changes.items():
             write_values = (serialize_value_items if self._value_writer(name) is serialize_value
                             else serialize_data_items)
@@ -299,6 +316,9 @@ class KeyedStateBackend(ABC):
         for slot in (*puts, *deletes):
             try:
                 self._key_writer(slot)
+            except Exception as e:
+                return self.unstorable(name, slot, e, in_key=True)
+            try:
                 if slot in puts:
                     write_value(puts[slot])
             except Exception as e:
@@ -326,7 +346,7 @@ class KeyedStateBackend(ABC):
                         stored.items():
                     if deferred:
                         self._pickled_in.setdefault(name, state_file.path)
-                        unpickle = self._unpickler(None, state_file.path, True)
+                        unpickle = self._unpickler(None, state_file.path, self.pickled_keys)
                         keys, namespaces, deleted, deleted_namespaces = (
                             resolve_pickled(items, unpickle)
                             for items in (keys, namespaces, deleted, deleted_namespaces))

@@ -88,7 +88,8 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
     def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
                 max_parallelism: int, version: int,
                 snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                allow_pickled: bool = True) -> "HashMapKeyedStateBackend":
+                allow_pickled: bool = True,
+                pickled_keys: bool = True) -> "HashMapKeyedStateBackend":
         """A backend holding ``key_group_range`` at ``version`` (empty at -1).
 
         Reads the newest snapshot <= version and the changelogs after it, from
@@ -97,7 +98,7 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
         their state (``statebackends.base``).
         """
         backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
-                      allow_pickled)
+                      allow_pickled, pickled_keys)
         start, end = backend.key_group_range
         by_group: Dict[int, Dict[str, Dict[Slot, Any]]] = {}
         for state_file in store.files_to_restore(operator_id, backend.key_group_range, version):

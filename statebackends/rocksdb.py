@@ -350,17 +350,17 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                  local_dir: Optional[str] = None, incremental: Optional[bool] = None,
                  block_cache_size: Optional[int] = None,
                  write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
-                 allow_pickled: bool = True,
+                 allow_pickled: bool = True, pickled_keys: bool = True,
                  _initial_files: Optional[Tuple[StateFile, StateFileContent]] = None):
         if max_parallelism > MAX_KEY_GROUPS:
             raise ValueError(f"operator {operator_id!r}: the RocksDB state backend supports "
                              f"a max parallelism of at most {MAX_KEY_GROUPS}, "
                              f"got {max_parallelism}")
         super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval,
-                         allow_pickled)
+                         allow_pickled, pickled_keys)
         self.read_key = self._key_reader  # (RocksDBTable reads keys with it)
-        self._key_item = key_item_bytes if allow_pickled else data_key_item_bytes
-        self._slot_bytes = serialize_key if allow_pickled else serialize_data_key
+        self._key_item = key_item_bytes if self.pickled_keys else data_key_item_bytes
+        self._slot_bytes = serialize_key if self.pickled_keys else serialize_data_key
         if incremental is not None:
             self.incremental = incremental
         self._options = self._make_options(block_cache_size, write_buffer_size)
@@ -451,8 +451,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             try:
                 body = self._slot_bytes([key, namespace])
             except Exception as e:
-                raise TypeError(f"operator {self.operator_id!r}: state key {key!r} / "
-                                f"namespace {namespace!r} cannot be serialized: {e}") from e
+                raise self.unstorable(None, slot, e, in_key=True) from e
         encoded = (group, body)
         self._encoded_slot, self._encoded = slot, encoded
         return encoded

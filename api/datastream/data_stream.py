@@ -15,6 +15,7 @@ from engine.runtime.operators.keyed import ReduceOperator
 from engine.runtime.operators.timestamps import IngestionTimestampsOperator, TimestampsOperator
 from engine.runtime.operators.two_input import BroadcastProcessOperator, CoProcessOperator
 from engine.runtime.operators.udf import FilterOperator, FlatMapOperator, MapOperator, ProcessOperator
+from engine.runtime.state_descriptors import declares_pickled
 
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, Types, TypeInformation
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
@@ -464,7 +465,9 @@ class KeyedStream(DataStream):
         return DataStream(self._env, self._transformation.inputs[0])
 
     def _keyed(self, name: str, factory: Callable, output_type=None) -> DataStream:
-        return self._operator(name, factory, output_type, keyed=True)
+        stream = self._operator(name, factory, output_type, keyed=True)
+        stream._transformation.pickled_keys = declares_pickled(self._key_type)
+        return stream
 
     def map(self, func, output_type: TypeInformation = None) -> DataStream:
         """Map with keyed state available through the runtime context."""
@@ -491,12 +494,14 @@ class KeyedStream(DataStream):
         """Rolling reduce per key: ``reduce(accumulated, new)``. STREAMING emits every new
         value; BATCH emits each key's final value."""
         func = fn.wrap_reduce(func)
-        return self._keyed("Reduce", partial(ReduceOperator, func, uses_state=fn.opens(func)),
+        return self._keyed("Reduce", partial(ReduceOperator, func, uses_state=fn.opens(func),
+                                             pickled=declares_pickled(self.get_type())),
                            self.get_type())
 
     def _aggregate(self, kind: str, field) -> DataStream:
         return self._keyed("Reduce", partial(ReduceOperator, aggregation(
-            kind, field, self.get_type()), uses_state=False), self.get_type())
+            kind, field, self.get_type()), uses_state=False,
+            pickled=declares_pickled(self.get_type())), self.get_type())
 
     def sum(self, position_to_sum: Union[int, str] = 0) -> DataStream:
         """Rolling sum of the given field (position or name) per key."""
@@ -670,10 +675,11 @@ class DataStreamSink:
 
 
 def _two_input(name: str, factory: Callable, input1: DataStream, input2: Transformation,
-               output_type, keyed: bool) -> DataStream:
+               output_type, keyed: bool, key_types=()) -> DataStream:
     t = Transformation("operator", name, [input1._transformation, input2], factory,
                        output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
     t.uses_time = keyed  # timers and timestamps, as KeyedStream.process
+    t.pickled_keys = any(map(declares_pickled, key_types))
     return DataStream(input1._env, t)
 
 
@@ -719,8 +725,10 @@ class ConnectedStreams:
                              fn.wrap_co_process(func, keyed), output_type)
 
     def _process(self, name: str, func, output_type) -> DataStream:
+        keyed = self._is_keyed_stream()
+        key_types = (self.stream1._key_type, self.stream2._key_type) if keyed else ()
         return _two_input(name, partial(CoProcessOperator, func), self.stream1,
-                          self.stream2._transformation, output_type, self._is_keyed_stream())
+                          self.stream2._transformation, output_type, keyed, key_types)
 
     def _is_keyed_stream(self) -> bool:
         return isinstance(self.stream1, KeyedStream) and isinstance(self.stream2, KeyedStream)
@@ -768,7 +776,8 @@ class BroadcastConnectedStream:
             partitioning=Partitioning(graph.BROADCAST))
         stream = _two_input("Keyed-Co-Process-Broadcast" if keyed else "Co-Process-Broadcast",
                             partial(BroadcastProcessOperator, func, names),
-                            self.non_broadcast_stream, broadcast, output_type, keyed)
+                            self.non_broadcast_stream, broadcast, output_type, keyed,
+                            (self.non_broadcast_stream._key_type,) if keyed else ())
         stream._transformation.broadcast_input = 1
         return stream
 

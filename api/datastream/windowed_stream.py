@@ -6,8 +6,10 @@ from typing import Callable, Optional, Union
 
 from engine.runtime.operators.window import WindowFunctionCall
 from engine.runtime.operators.window_batch import window_operator
+from engine.runtime.state_descriptors import declares_pickled
+from engine.time.windows import assigns_data_windows
 
-from api.common.typeinfo import TypeInformation
+from api.common.typeinfo import TypeInformation, Types
 from . import functions as fn
 from .output_tag import OutputTag
 
@@ -29,6 +31,10 @@ class _Windowed:
 
     def get_input_type(self) -> TypeInformation:
         return self._keyed_stream.get_type()
+
+    def _pickled_input(self) -> bool:
+        """Whether stored elements of the input may be pickled (its type allows it)."""
+        return declares_pickled(self.get_input_type())
 
     def trigger(self, trigger):
         """Sets the Trigger that decides when windows fire (default: the assigner's)."""
@@ -73,6 +79,8 @@ class _Windowed:
                           self._late_tag.tag_id if self._late_tag else None)
         stream = self._keyed_stream._keyed(name, factory, output_type)
         stream._transformation.uses_time = True
+        if not assigns_data_windows(self._assigner):  # windows of the user's own classes
+            stream._transformation.pickled_keys = True
         return stream
 
     def _reduce_or_aggregate(self, name, contents, window_function, output_type):
@@ -89,7 +97,8 @@ class _Windowed:
         if window_function is None and output_type is None:
             output_type = self.get_input_type()
         return self._reduce_or_aggregate(
-            "Window(Reduce)", ("reducing", fn.wrap_reduce(reduce_function)), window_function,
+            "Window(Reduce)", ("reducing", fn.wrap_reduce(reduce_function), self._pickled_input()),
+            window_function,
             output_type)
 
     def aggregate(self, aggregate_function: fn.AggregateFunction, window_function=None,
@@ -100,14 +109,16 @@ class _Windowed:
             raise TypeError("aggregate() expects an AggregateFunction, got "
                             f"{type(aggregate_function).__name__}")
         return self._reduce_or_aggregate(
-            "Window(Aggregate)", ("aggregating", aggregate_function), window_function,
+            "Window(Aggregate)",
+            ("aggregating", aggregate_function, declares_pickled(accumulator_type)),
+            window_function,
             output_type)
 
     def apply(self, window_function, output_type: TypeInformation = None, *,
               result_type: TypeInformation = None):
         """Evaluates each window's buffered elements with a WindowFunction
         (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
-        return self._window("Window(Apply)", ("list", None),
+        return self._window("Window(Apply)", ("list", None, self._pickled_input()),
                             self._call(window_function, single=False),
                             _output_type(output_type, result_type))
 
@@ -115,7 +126,7 @@ class _Windowed:
                 result_type: TypeInformation = None):
         """Evaluates each window's buffered elements with a ProcessWindowFunction
         (``result_type`` is PyFlink 1.x's name of ``output_type``)."""
-        return self._window("Window(Process)", ("list", None),
+        return self._window("Window(Process)", ("list", None, self._pickled_input()),
                             self._call(process_window_function, single=False),
                             _output_type(output_type, result_type))
 
@@ -149,7 +160,7 @@ class AllWindowedStream(_Windowed):
                     fn.ProcessAllWindowFunction: "process_all"}
 
     def __init__(self, data_stream, window_assigner):
-        super().__init__(data_stream.key_by(_the_only_key), window_assigner)
+        super().__init__(data_stream.key_by(_the_only_key, Types.INT()), window_assigner)
 
     def _window(self, name, contents, call, output_type):
         return super()._window(name.replace("Window(", "AllWindow("), contents, call,

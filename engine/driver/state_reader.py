@@ -16,6 +16,7 @@ from typing import Any, Hashable, List, NamedTuple
 from checkpoint.job_directory import METADATA_FILE, JobDirectory, RestorePoint, \
     read_restore_point
 from core.state_spec import STORED_KINDS, StateSpec
+from statebackends.base import PickledStateError
 from statebackends.ttl import without_timestamps
 
 from engine.runtime.state_backends import restore_backend
@@ -43,13 +44,25 @@ def open_restore_point(path: str) -> RestorePoint:
 
 
 def read_keyed_state(path: str, operator_uid: str, state_name: str, spark=None,
-                     allow_pickled: bool = True):
+                     allow_pickled: bool = False):
     """The entries of keyed state ``state_name`` of the operator with uid
     ``operator_uid``, as a list of KeyedStateRow; as a Spark DataFrame with columns
     key, namespace, value when a SparkSession is given as ``spark``. Values of a state
     with time-to-live come without their timestamps, expired or not. Pickled keys and
-    values (of untyped state) are unpickled only if ``allow_pickled``: else they raise
+    values (of untyped state) are unpickled only if ``allow_pickled`` (only for state
+    you trust: unpickling runs code that its writer chose); else they raise
     ``statebackends.base.PickledStateError``, and nothing runs."""
+    try:
+        return _read_keyed_state(path, operator_uid, state_name, spark, allow_pickled)
+    except PickledStateError as e:
+        if allow_pickled:
+            raise
+        raise PickledStateError(f"{e}. read_keyed_state() unpickles only when called with "
+                                "allow_pickled=True") from None
+
+
+def _read_keyed_state(path: str, operator_uid: str, state_name: str, spark,
+                      allow_pickled: bool):
     point = open_restore_point(path)
     record = point.record
     info = record.operators.get(operator_uid)

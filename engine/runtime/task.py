@@ -194,7 +194,8 @@ class StageInstance:
             node.max_parallelism, self.stage.parallelism, self.partition)
         return restore_backend(
             self.job.settings.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
-            node.max_parallelism, batch.base_version, **self.job.settings.state_backend_options)
+            node.max_parallelism, batch.base_version, pickled_keys=node.pickled_keys,
+            **self.job.settings.state_backend_options)
 
     def _restore_broadcast_state(self, batch: BatchInfo) -> KeyedStateBackend:
         """Broadcast state is the same on every subtask: it is stored once, as one key

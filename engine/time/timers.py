@@ -166,7 +166,7 @@ class InternalTimerService:
         self._entries = {}
         self._sequence = 0
         for domain in DOMAINS:
-            spec = StateSpec(f"_{name}_{_TABLE_SUFFIX[domain]}", StateKind.VALUE)
+            spec = StateSpec(f"_{name}_{_TABLE_SUFFIX[domain]}", StateKind.VALUE, pickled=False)
             table, dirty = backend.value_table(spec)
             self._tables[domain] = table
             self._dirty[domain] = dirty

@@ -156,8 +156,8 @@ def _min(value1: int, value2: int) -> int:
 
 
 # Flink's state names for these triggers.
-_COUNT = StateSpec("count", StateKind.REDUCING, _sum)
-_FIRE_TIME = StateSpec("fire-time", StateKind.REDUCING, _min)
+_COUNT = StateSpec("count", StateKind.REDUCING, _sum, pickled=False)
+_FIRE_TIME = StateSpec("fire-time", StateKind.REDUCING, _min, pickled=False)
 
 
 def _interval_millis(interval: Any) -> int:

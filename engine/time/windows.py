@@ -595,8 +595,8 @@ class GlobalWindows(WindowAssigner[T, GlobalWindow]):
 TUMBLE_COUNT_STATE = "tumble-count-assigner"
 SLIDE_COUNT_STATE = "slide-count-assigner"
 # A count assigner's per-key counter (value state).
-_TUMBLE_COUNTER = StateSpec(TUMBLE_COUNT_STATE, StateKind.VALUE)
-_SLIDE_COUNTER = StateSpec(SLIDE_COUNT_STATE, StateKind.VALUE)
+_TUMBLE_COUNTER = StateSpec(TUMBLE_COUNT_STATE, StateKind.VALUE, pickled=False)
+_SLIDE_COUNTER = StateSpec(SLIDE_COUNT_STATE, StateKind.VALUE, pickled=False)
 
 
 def _next_count(context, counter_spec: StateSpec) -> int:
@@ -670,6 +670,12 @@ class CountSlidingWindowAssigner(WindowAssigner[T, CountWindow]):
 # -- merging window set --------------------------------------------------------------
 
 MergeFunction = Callable[[Any, List[Any], Any, List[Any]], None]
+
+
+def assigns_data_windows(assigner) -> bool:
+    """Whether ``assigner`` is one of the assigners above, whose windows are data (a
+    user's own assigner, even a subclass of these, may assign windows of any class)."""
+    return type(assigner).__module__ == __name__
 
 
 class _MergeCollector(MergingWindowAssigner.MergeCallback):

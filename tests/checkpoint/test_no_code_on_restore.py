@@ -29,7 +29,7 @@ from engine.driver.state_reader import read_keyed_state
 from statebackends.base import PickledStateError
 from statebackends.hashmap import HashMapKeyedStateBackend
 from statebackends.rocksdb import RocksDBKeyedStateBackend
-from core.codec import Pickled, deserialize_deferred, serialize_value
+from core.codec import Pickled, deserialize_data, deserialize_deferred, serialize_value
 from core.state_spec import StateKind, StateSpec
 from tests.conftest import GatheringSink, make_env
 
@@ -94,9 +94,13 @@ def _committed(root, backend_class=HashMapKeyedStateBackend, spec=UNTYPED, batch
     return directory
 
 
-def _poison_state_files(store: StateStore, marker) -> list:
-    """Rewrites every state file as an attacker would: the same header, each value
-    replaced by the payload as a pickle extension, valid checksums. The paths."""
+KEYS, NAMESPACES, VALUES = 0, 1, 2  # lists of a stored key group (statebackends.base)
+
+
+def _poison_state_files(store: StateStore, marker, parts=(VALUES,)) -> list:
+    """Rewrites every state file as an attacker would: the same header, each item of
+    ``parts`` (values, keys, namespaces) replaced by the payload as a pickle extension,
+    valid checksums. The paths."""
     paths = []
     for operator_id in store.operator_ids():
         for state_file in store.list_files(operator_id):
@@ -105,7 +109,8 @@ def _poison_state_files(store: StateStore, marker) -> list:
                 frames = {g: deserialize_deferred(framed.read(g)) for g in framed.frame_ids()}
             for changes in frames.values():  # {name: [keys, namespaces, values, deletes..]}
                 for lists in changes.values():
-                    lists[2] = [Pickled(_evil(marker))] * len(lists[2])
+                    for part in parts:
+                        lists[part] = [Pickled(_evil(marker))] * len(lists[part])
             write_framed(state_file.path, header,
                          ((g, serialize_value(c)) for g, c in frames.items()))
             paths.append(state_file.path)
@@ -439,3 +444,77 @@ def test_a_savepoint_of_pickled_state_restores_once_the_user_trusts_it(tmp_path)
     seen = [int(line.split(":")[1]) for line in sink.values()]
     # The restored set goes on: the letters after the savepoint count from where it was.
     assert seen and seen == list(range(5 - len(seen), 5))
+
+
+class Timed(KeyedProcessFunction):
+    """Counts per key in typed state and sets a processing-time timer an hour ahead."""
+
+    def open(self, runtime_context: RuntimeContext):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.count.update((self.count.value() or 0) + 1)
+        now = ctx.timer_service().current_processing_time()
+        ctx.timer_service().register_processing_time_timer(now + 3_600_000)
+        yield f"{value[0]},{self.count.value()}"
+
+
+def _typed_env(sink=None, **conf):
+    """A job whose types are all declared: its keys, timers, reduce and window state
+    are data."""
+    env = make_env("local", parallelism=1, micro_batch_size=4, **conf)
+    pairs = env.from_collection([("a", 1), ("b", 2)] * 4,
+                                Types.TUPLE([Types.STRING(), Types.INT()])).uid("pairs")
+    sums = pairs.key_by(lambda p: p[0], Types.STRING()).reduce(
+        lambda x, y: (x[0], x[1] + y[1])).uid("sums")
+    (sums.key_by(lambda p: p[0], Types.STRING())
+        .count_window(3).reduce(lambda x, y: (x[0], max(x[1], y[1]))).uid("windows")
+        .add_sink(GatheringSink()))
+    (sums.key_by(lambda p: p[0], Types.STRING())
+        .process(Timed(), Types.STRING()).uid("timed")
+        .add_sink(sink or GatheringSink()))
+    return env
+
+
+@pytest.mark.parametrize("parts", [(KEYS,), (NAMESPACES,), (VALUES,)],
+                         ids=["keys", "namespaces", "values"])
+def test_a_typed_job_runs_no_code_from_a_poisoned_savepoint_even_when_trusted(
+        tmp_path, marker, parts):
+    # Another job's savepoint (its own checkpoint root) whose keys, namespaces or values
+    # of every state -- the user's, the timers, reduce, the count window's contents and
+    # counter -- hold a payload. A job that declares its types reads them as data: it
+    # refuses them under the default settings, with the savepoint trusted, and from its
+    # own directory after. The payload never runs.
+    env = _typed_env(**{"state.savepoints.dir": str(tmp_path / "theirs")})
+    client = env.execute_async("typed")
+    savepoint = client.stop_with_savepoint(False).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    store = StateStore(savepoint)
+    assert {"sums", "windows", "timed"} <= set(store.operator_ids())
+    _poison_state_files(store, marker, parts)
+    own = {"state.checkpoints.dir": str(tmp_path / "ours")}
+    for conf in ({"execution.savepoint.path": savepoint},
+                 {"execution.savepoint.path": savepoint, TRUST: "true"}, {}):
+        with pytest.raises((JobExecutionException, PickledStateError)) as failure:
+            _typed_env(**own, **conf).execute("typed")
+        assert "pickled data, which is not unpickled" in str(failure.value)
+        if TRUST in conf:
+            why = "key type" if parts != (VALUES,) else "its values are data"
+            assert why in str(failure.value)
+
+
+def test_a_typed_job_keeps_its_keys_timers_and_engine_state_as_data(tmp_path):
+    # Restoring its own checkpoints with pickles allowed, a typed job still finds no
+    # pickle anywhere in its state: everything it stored reads back as data.
+    env = _typed_env(**{"state.savepoints.dir": str(tmp_path / "savepoints")})
+    client = env.execute_async("typed")
+    savepoint = client.stop_with_savepoint(False).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    store = StateStore(savepoint)
+    for operator_id in ("sums", "windows", "timed"):
+        for state_file in store.list_files(operator_id):
+            with FramedFile(state_file.path) as framed:
+                for group in framed.frame_ids():
+                    deserialize_data(framed.read(group))  # raises on any pickle
+    rows = read_keyed_state(savepoint, "timed", "_timers_processing")
+    assert {row.key for row in rows} == {"a", "b"}

@@ -331,7 +331,7 @@ def test_unserializable_keys_namespaces_and_values_are_named_in_the_error():
     state = backend.state(StateSpec("v", StateKind.VALUE))
     backend.set_current_key("k")
     backend.set_current_namespace(threading.Lock())
-    with pytest.raises(TypeError, match="operator 'op': state key 'k' / namespace <unlocked"):
+    with pytest.raises(TypeError, match="operator 'op': the key 'k' / namespace <unlocked"):
         state.update(1)
     backend.set_current_namespace(None)
     with pytest.raises(TypeError, match="value of state 'v' for key 'k' cannot be serialized"):

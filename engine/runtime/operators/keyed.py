@@ -5,7 +5,6 @@ from engine.errors import OperatorError
 from engine.runtime.operators.base import UdfOperator
 
 REDUCE_STATE = "_reduce"
-_REDUCED = StateSpec(REDUCE_STATE, StateKind.VALUE)
 _UNREAD = object()  # a key whose reduced value this batch has not read from state yet
 
 
@@ -19,15 +18,17 @@ class ReduceOperator(UdfOperator):
     whose entries are ``(key, VOID_NAMESPACE)``. A batch that fails drops the operator
     with its dict (``engine.runtime.task.run_task``), so nothing of it reaches state."""
 
-    def __init__(self, function, uses_state: bool = True):
+    def __init__(self, function, uses_state: bool = True, pickled: bool = True):
         super().__init__(function)
         self._sets_key = uses_state  # whether the function may read keyed state
+        # The reduced values' state: pickled only if the stream's type allows it.
+        self._spec = StateSpec(REDUCE_STATE, StateKind.VALUE, pickled=pickled)
 
     def open(self):
         super().open()
         self._reduce = self.function.reduce
         self._backend = self.task.keyed_backend
-        self._table, self._dirty = self._backend.value_table(_REDUCED)
+        self._table, self._dirty = self._backend.value_table(self._spec)
         self._emit_each = not self.task.batch_mode
         self._batch_values = {}
 

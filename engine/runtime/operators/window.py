@@ -15,12 +15,11 @@ from engine.runtime.metrics import NUM_LATE_RECORDS_DROPPED
 from engine.runtime.state_descriptors import kind_of
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
-from engine.time.windows import MergingWindowSet
+from engine.time.windows import MergingWindowSet, assigns_data_windows
 from engine.runtime.operators.base import UdfOperator
 
 CONTENTS = "window-contents"
 MERGING_WINDOWS = "merging-window-set"
-_MERGING_SETS = StateSpec(MERGING_WINDOWS, StateKind.VALUE)
 
 
 class WindowFunctionCall:
@@ -175,16 +174,18 @@ class _NamespacedState:
 
 
 class WindowOperator(UdfOperator):
-    """Windows of a keyed stream. ``contents``: ("reducing", ReduceFunction),
-    ("aggregating", AggregateFunction) or ("list", None); ``function`` is a
-    WindowFunctionCall; ``late_tag`` the OutputTag of late elements, or None."""
+    """Windows of a keyed stream. ``contents``: ("reducing", ReduceFunction, pickled),
+    ("aggregating", AggregateFunction, pickled) or ("list", None, pickled), where
+    ``pickled`` says whether the stored elements, reduced values or accumulators may be
+    pickled (their declared type allows it); ``function`` is a WindowFunctionCall;
+    ``late_tag`` the OutputTag of late elements, or None."""
 
     def __init__(self, assigner, trigger, contents, function: WindowFunctionCall,
                  allowed_lateness: int = 0, late_tag=None):
         super().__init__(function.function)
         self.assigner = assigner
         self.trigger = trigger
-        self.contents_kind, self.contents_function = contents
+        self.contents_kind, self.contents_function, self.contents_pickled = contents
         self.call = function
         self.allowed_lateness = allowed_lateness
         self.late_tag = late_tag
@@ -198,11 +199,13 @@ class WindowOperator(UdfOperator):
         self.runtime_context = task.runtime_context(self.name)
         self.backend = task.keyed_backend
         self.contents_spec = StateSpec(CONTENTS, StateKind(self.contents_kind),
-                                       self.contents_function)
+                                       self.contents_function, pickled=self.contents_pickled)
         self.contents = self.state_of(self.contents_spec)
         self.merging = hasattr(self.assigner, "merge_windows")
         if self.merging:
-            self.merging_sets = self.state_of(_MERGING_SETS)
+            self.merging_sets = self.state_of(StateSpec(
+                MERGING_WINDOWS, StateKind.VALUE,
+                pickled=not assigns_data_windows(self.assigner)))
         self.event_time = self.assigner.is_event_time()
         # A window is cleaned up this long after its max timestamp (``_cleanup_time``).
         self.cleanup_delay = self.allowed_lateness if self.event_time else 0

@@ -126,7 +126,7 @@ def test_batch_window_operator_gives_the_general_operators_output(
 def test_only_the_default_triggers_with_incremental_contents_go_batch_at_a_time():
     tumbling = TumblingEventTimeWindows.of(Time.seconds(1))
     processing = TumblingProcessingTimeWindows.of(Time.seconds(1))
-    reduce = ("reducing", lambda a, b: a)
+    reduce = ("reducing", lambda a, b: a, True)
 
     def operator(assigner, trigger, contents=reduce):
         return type(window_operator(assigner, trigger, contents,
@@ -136,7 +136,7 @@ def test_only_the_default_triggers_with_incremental_contents_go_batch_at_a_time(
     assert operator(processing, ProcessingTimeTrigger()) is BatchWindowOperator
     assert operator(tumbling, ProcessingTimeTrigger()) is WindowOperator
     assert operator(tumbling, CountTrigger.of(2)) is WindowOperator
-    assert operator(tumbling, EventTimeTrigger(), ("list", None)) is WindowOperator
+    assert operator(tumbling, EventTimeTrigger(), ("list", None, True)) is WindowOperator
 
 
 def test_a_failing_reduce_names_the_window_operator_and_the_record():
