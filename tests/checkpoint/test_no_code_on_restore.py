@@ -518,3 +518,47 @@ def test_a_typed_job_keeps_its_keys_timers_and_engine_state_as_data(tmp_path):
                     deserialize_data(framed.read(group))  # raises on any pickle
     rows = read_keyed_state(savepoint, "timed", "_timers_processing")
     assert {row.key for row in rows} == {"a", "b"}
+
+
+def test_reading_state_offline_unpickles_only_when_asked(tmp_path, marker):
+    savepoint = _savepoint(tmp_path, Types.PICKLED_BYTE_ARRAY(), {})
+    counts = {row.key: row.value for row in read_keyed_state(
+        savepoint, "counter", "count", allow_pickled=True)}
+    assert set(counts) == {"a", "b"} and all(type(n) is int for n in counts.values())
+    _poison_state_files(StateStore(savepoint), marker)
+    with pytest.raises(PickledStateError, match="only when called with allow_pickled=True"):
+        read_keyed_state(savepoint, "counter", "count")
+
+
+class Opaque:
+    """A key that is not data."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return type(other) is Opaque and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+@pytest.mark.parametrize("key_type, fails", [(Types.STRING(), True),
+                                             (Types.PICKLED_BYTE_ARRAY(), False),
+                                             (None, False)])
+def test_keys_of_a_declared_key_type_must_be_data(tmp_path, key_type, fails):
+    env = make_env("local", parallelism=1, **{"state.checkpoints.dir": str(tmp_path)})
+    sink = GatheringSink()
+    (env.from_collection(["a", "b", "a"], Types.STRING())
+        .key_by(lambda w: Opaque(w), key_type)
+        .process(Count(Types.LONG()), Types.STRING()).uid("counter")
+        .add_sink(sink))
+    if not fails:
+        env.execute("opaque keys")
+        assert sorted(sink.values()) == ["a,1", "a,2", "b,1"]
+        return
+    with pytest.raises((JobExecutionException, TypeError)) as failure:
+        env.execute("opaque keys")
+    message = str(failure.value)
+    assert "operator 'counter'" in message and "test_no_code_on_restore.Opaque" in message
+    assert "key_type=Types.PICKLED_BYTE_ARRAY()" in message
