@@ -57,7 +57,7 @@ import tempfile
 import uuid
 import weakref
 from collections.abc import MutableMapping
-from typing import Any, Dict, Hashable, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterator, Optional, Tuple
 
 from rocksdict import (
     AccessType, BlockBasedOptions, Cache, Checkpoint, DbClosedError, Options, Rdict,
@@ -108,14 +108,30 @@ def _upper(group: int) -> bytes:
     return _U16.pack(group + 1) if group + 1 < 1 << 16 else _END
 
 
-def _scan(db: Rdict, lower: bytes, upper: bytes) -> Iterator[Tuple[bytes, bytes]]:
-    """The entries with ``lower <= key < upper``, in key order."""
+def _scan(db: Rdict, lower: bytes, upper: bytes,
+          damaged: Callable[[Exception], Exception] = lambda e: e
+          ) -> Iterator[Tuple[bytes, bytes]]:
+    """The entries with ``lower <= key < upper``, in key order; an error reading them
+    (a damaged block) is raised as ``damaged(error)``."""
     # (Not ReadOptions.set_iterate_upper_bound: with rocksdict 0.3.29 it loses entries
     # still in the memtable.)
-    for db_key, data in db.items(from_key=lower):
-        if db_key >= upper:
-            return
-        yield db_key, data
+    last = None
+    try:
+        for db_key, data in db.items(from_key=lower):
+            if db_key >= upper:
+                return
+            last = db_key
+            yield db_key, data
+        # The entries ran out: at the end of the database, or at an error, which items()
+        # does not raise. An iterator stepping past the last entry read tells which.
+        iterator = db.iter()
+        iterator.seek(lower if last is None else last)
+        if last is not None and iterator.valid():
+            iterator.next()
+        if not iterator.valid():
+            iterator.status()
+    except Exception as e:
+        raise damaged(e) from None
 
 
 class DirtySlots(dict):
@@ -238,17 +254,21 @@ class RocksDBTable(MutableMapping):
         start, end = self._backend.key_group_range
         for group in range(start, end + 1):
             prefix = _group_prefix(group) + state_id
-            yield from _scan(db, prefix, prefix + b"\xff")
+            yield from _scan(db, prefix, prefix + b"\xff", self._backend.damaged)
+
+    def _slot_of(self, db_key: bytes) -> Slot:
+        try:
+            return tuple(self._backend.read_key(db_key[4:]))
+        except PickledDataError:  # (keys of an adopted snapshot are read only here)
+            raise self._backend.refused(None, self._pickled_in) from None
 
     def __iter__(self) -> Iterator[Slot]:
-        read_key = self._backend.read_key
         for db_key, _ in self._raw_items():
-            yield tuple(read_key(db_key[4:]))
+            yield self._slot_of(db_key)
 
     def items(self) -> Iterator[Tuple[Slot, Any]]:  # type: ignore[override]
-        read_key = self._backend.read_key
         for db_key, data in self._raw_items():
-            yield tuple(read_key(db_key[4:])), self._decoded(data)
+            yield self._slot_of(db_key), self._decoded(data)
 
     def __len__(self) -> int:
         return sum(1 for _ in self._raw_items())
@@ -265,7 +285,7 @@ def _snapshot_groups(backend: "RocksDBKeyedStateBackend"
     names = {table.state_id: name for name, table in backend._tables.items()}
     start, end = backend.key_group_range
     group, changes = None, {}
-    for db_key, data in _scan(backend.db, _group_prefix(start), _upper(end)):
+    for db_key, data in _scan(backend.db, _group_prefix(start), _upper(end), backend.damaged):
         key_group = _U16.unpack_from(db_key)[0]
         if key_group != group:
             if changes:
@@ -315,22 +335,40 @@ def _materialize(content: StateFileContent, directory: str) -> None:
             f.write(data)
 
 
-def _open_snapshot(directory: str, options: Options, state_file: StateFile,
-                   content: StateFileContent, read_only: bool = False) -> Rdict:
+class _StoredNames:
+    """Turns RocksDB's errors about the files of a database laid out from an incremental
+    snapshot into CorruptFileErrors naming the stored files, not the working copies."""
+
+    def __init__(self, directory: str, state_file: StateFile, content: StateFileContent):
+        self.snapshot = state_file.path
+        # working copy -> (the stored file, how an error names it)
+        self._names = {os.path.join(directory, local_name): (path, path)
+                       for local_name, path in content.shared_files.items()}
+        for name in content.meta["db_files"]:  # (stored inside the snapshot file)
+            self._names[os.path.join(directory, name)] = (
+                state_file.path, f"{state_file.path}'s {name}")
+
+    def error(self, error: Exception, doing: str) -> Optional[CorruptFileError]:
+        """``error`` of RocksDB ``doing`` something, as a CorruptFileError naming the
+        stored files, if it names a working copy of one (else None)."""
+        reason = str(error)
+        named = [local for local in self._names if local in reason]
+        for local in named:
+            reason = reason.replace(local, self._names[local][1])
+        return named and CorruptFileError(self._names[named[0]][0],
+                                          f"RocksDB cannot {doing}: {reason}") or None
+
+
+def _open_snapshot(directory: str, options: Options, stored: _StoredNames,
+                   read_only: bool = False) -> Rdict:
     """The database of an incremental snapshot laid out in ``directory``; if RocksDB
-    refuses it (a damaged file), CorruptFileError naming the stored files, not the
-    copies RocksDB names."""
+    refuses it (a damaged file), CorruptFileError naming the stored files."""
     try:
         return _open(directory, options, read_only)
     except Exception as e:
-        reason = str(e)
-        for local_name, path in content.shared_files.items():
-            reason = reason.replace(os.path.join(directory, local_name), path)
-        for name in content.meta["db_files"]:  # (stored inside the snapshot file)
-            reason = reason.replace(os.path.join(directory, name),
-                                    f"{state_file.path}'s {name}")
-        raise CorruptFileError(state_file.path, f"RocksDB cannot open the incremental "
-                               f"snapshot: {reason}") from None
+        doing = "open the incremental snapshot"
+        raise stored.error(e, doing) or CorruptFileError(
+            stored.snapshot, f"RocksDB cannot {doing}: {e}") from None
 
 
 class RocksDBKeyedStateBackend(KeyedStateBackend):
@@ -366,17 +404,18 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._options = self._make_options(block_cache_size, write_buffer_size)
         self.working_dir = tempfile.mkdtemp(prefix="rocksdb-state-", dir=local_dir)
         self._db_dir = os.path.join(self.working_dir, "db")
+        self._stored: Optional[_StoredNames] = None  # of an adopted snapshot's files
         if _initial_files is None:
             self.db = _open(self._db_dir, self._options)
         else:  # restore() adopts an incremental snapshot
-            snapshot_file, content = _initial_files
+            self._stored = _StoredNames(self._db_dir, *_initial_files)
             try:
-                _materialize(content, self._db_dir)
-                self.db = _open_snapshot(self._db_dir, self._options, snapshot_file, content)
+                _materialize(_initial_files[1], self._db_dir)
+                self.db = _open_snapshot(self._db_dir, self._options, self._stored)
             except BaseException:
                 shutil.rmtree(self.working_dir, ignore_errors=True)
                 raise
-        self.writes = _WriteBuffer(self.db)
+        self.writes = _WriteBuffer(self.db, self.damaged)
         self._finalizer = weakref.finalize(self, _close_and_remove, self.db, self.working_dir)
         self._state_ids: Dict[str, int] = {}
         self._encoded_slot: Any = _MISSING  # encode_slot's last slot and its encoding
@@ -455,6 +494,11 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         encoded = (group, body)
         self._encoded_slot, self._encoded = slot, encoded
         return encoded
+
+    def damaged(self, error: Exception) -> Exception:
+        """``error`` of a read from the database; a CorruptFileError naming the stored
+        file if it names a working copy of an adopted snapshot's file."""
+        return self._stored and self._stored.error(error, "read it") or error
 
     def _group_of(self, key) -> bytes:
         return _group_prefix(assign_key_group(key, self.max_parallelism))
@@ -636,10 +680,11 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         directory = os.path.join(self.working_dir, f"restore-{uuid.uuid4().hex}")
         try:
             _materialize(content, directory)
-            source = _open_snapshot(directory, self._options, state_file, content,
-                                    read_only=True)
+            stored = _StoredNames(directory, state_file, content)
+            source = _open_snapshot(directory, self._options, stored, read_only=True)
             try:
-                for db_key, data in _scan(source, _group_prefix(lo), _upper(hi)):
+                for db_key, data in _scan(source, _group_prefix(lo), _upper(hi),
+                                          lambda e: stored.error(e, "read it") or e):
                     writer.put(db_key[:2] + our_ids[db_key[2:4]] + db_key[4:], data)
             finally:
                 _close(source)
@@ -653,16 +698,22 @@ class _WriteBuffer:
     flushes too once they hold ``_WRITE_BUFFER_BYTES``, so memory stays bounded however
     many keys a batch changes. (A key changed many times in a batch is written once.)"""
 
-    __slots__ = ("_db", "_entries", "_size")
+    __slots__ = ("_db", "_damaged", "_entries", "_size")
 
-    def __init__(self, db: Rdict):
+    def __init__(self, db: Rdict, damaged: Callable[[Exception], Exception]):
         self._db = db
+        self._damaged = damaged  # what a failed read raises (RocksDBKeyedStateBackend.damaged)
         self._entries: Dict[bytes, Optional[bytes]] = {}
         self._size = 0  # about the bytes the entries take in memory
 
     def read(self, db_key: bytes) -> Optional[bytes]:
         data = self._entries.get(db_key, _MISSING)
-        return self._db.get(db_key) if data is _MISSING else data
+        if data is not _MISSING:
+            return data
+        try:
+            return self._db.get(db_key)
+        except Exception as e:
+            raise self._damaged(e) from None
 
     def stage(self, db_key: bytes, data: Optional[bytes]) -> None:
         entries = self._entries

@@ -552,3 +552,43 @@ def test_a_damaged_incremental_snapshot_is_named_by_its_stored_file(disk_store, 
     message = str(failure.value)
     assert any(path in message for path in damaged), message
     assert "rocksdb-state-" not in message  # not the working copy
+
+
+def test_damage_met_on_a_later_read_is_named_by_the_stored_file(disk_store):
+    # A data block damaged at the start of a stored SST: RocksDB opens the adopted
+    # snapshot (it reads the index at the end) and meets the damage only when a read
+    # reaches that block. The error names the stored file, not the working copy.
+    store, root = disk_store
+    backend = RocksDBKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM, local_dir=root,
+                                       incremental=True)
+    _put_many(backend, [f"k{i}" for i in range(3000)], "x" * 50)
+    backend.write_version(store, 0)
+    backend.close()
+    directory = store.shared_dir("op", FULL_RANGE)
+    damaged = [os.path.join(directory, name) for name in os.listdir(directory)
+               if name.endswith(".sst")]
+    for path in damaged:
+        data = bytearray(open(path, "rb").read())
+        for i in range(100, 2000, 7):
+            data[i] ^= 0xFF
+        os.remove(path)
+        with open(path, "wb") as f:
+            f.write(bytes(data))
+    # (A cache of its own: the shared cache still holds the blocks as they were written.)
+    restored = RocksDBKeyedStateBackend.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0,
+                                                local_dir=root, block_cache_size=1 << 20)
+    try:
+        table = restored.value_table(StateSpec("v", StateKind.VALUE))[0]
+        with pytest.raises(CorruptFileError) as scanning:  # (not a silently shorter scan)
+            list(table.items())
+        state = restored.state(StateSpec("v", StateKind.VALUE))
+        with pytest.raises(CorruptFileError) as looking_up:
+            for i in range(3000):
+                restored.set_current_key(f"k{i}")
+                state.value()
+    finally:
+        restored.close()
+    for failure in (scanning, looking_up):
+        message = str(failure.value)
+        assert any(path in message for path in damaged), message
+        assert "rocksdb-state-" not in message  # not the working copy
