@@ -95,10 +95,19 @@ def write_checked(path: str, obj: Any, exclusive: bool = False) -> None:
         f.write(payload)
 
 
+def _open_stored(path: str):
+    """``storage.open_read(path)``; CorruptFileError if something else than a file is
+    there."""
+    try:
+        return storage.open_read(path)
+    except storage.NotAFileError as e:
+        raise CorruptFileError(path, e.strerror) from None
+
+
 def read_checked(path: str) -> Any:
     """Reads an object written by ``write_checked``; raises CorruptFileError if damaged
     or not data (nothing is unpickled)."""
-    with storage.open_read(path) as f:
+    with _open_stored(path) as f:
         data = f.read()
     if len(data) < _HEADER.size:
         raise CorruptFileError(path, f"only {len(data)} bytes, shorter than the header")
@@ -146,7 +155,7 @@ class FramedFile:
 
     def __init__(self, path: str):
         self.path = path
-        self._file = storage.open_read(path)
+        self._file = _open_stored(path)
         try:
             self.header = self._read_head()
         except BaseException:

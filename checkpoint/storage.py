@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import uuid
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Dict, Iterator, List
@@ -31,7 +32,7 @@ from urllib.parse import urlparse
 
 __all__ = ["is_url", "configure", "options_from_configuration", "listdir", "exists",
            "isdir", "makedirs", "remove", "rmtree", "open_read", "writing", "copy",
-           "size", "is_number", "StorageError"]
+           "size", "is_number", "StorageError", "NotAFileError"]
 
 _TEMPORARY_PREFIX = ".tmp-"
 
@@ -150,9 +151,21 @@ def size(path: str) -> int:
     return _filesystem(path).size(path) if is_url(path) else os.path.getsize(path)
 
 
+class NotAFileError(OSError):
+    """A stored file's name holds something else (a FIFO, a device, a directory)."""
+
+
 def open_read(path: str) -> BinaryIO:
-    """A file opened for reading (seekable)."""
-    return _filesystem(path).open(path, "rb") if is_url(path) else open(path, "rb")
+    """A file opened for reading (seekable); a local one must be a regular file
+    (NotAFileError, instead of waiting forever on a FIFO put in its place)."""
+    if is_url(path):
+        return _filesystem(path).open(path, "rb")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotAFileError(errno.EINVAL, f"not a regular file ({stat.filemode(mode)})", path)
+    return os.fdopen(fd, "rb")
 
 
 def temporary_path(path: str) -> str:

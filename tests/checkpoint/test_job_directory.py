@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from checkpoint.files import write_checked
+from checkpoint.files import CorruptFileError, write_checked
 from checkpoint.job_directory import (JobDirectory, NoValidRestorePointError, export_checkpoint,
                                       read_restore_point)
 from checkpoint.metadata import CommitRecord, IncompatibleCheckpointError, OperatorInfo
@@ -196,3 +196,26 @@ def test_only_ascii_digits_name_batches_and_checkpoints(tmp_path):
     assert directory.committed_batches() == [1, 0]
     assert directory.checkpoint_ids() == [2]
     assert directory.find_restore_point().record.batch_id == 1
+
+
+def test_a_fifo_in_place_of_a_stored_file_is_damage_not_a_hang(tmp_path, caplog):
+    # Opened for reading, a FIFO would wait forever for a writer.
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["a", "b"], ["b"]])
+    newest = os.path.join(directory.root, "metadata", "2")
+    os.remove(newest)
+    os.mkfifo(newest)
+    with caplog.at_level(logging.WARNING):
+        point = directory.find_restore_point()
+    assert point.record.batch_id == 1
+    assert f"{newest}: not a regular file (prw" in caplog.text
+    state_file = [f for f in point.store.list_files("counter") if f.version == 1][0]
+    os.remove(state_file.path)
+    os.mkfifo(state_file.path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        point = directory.find_restore_point()
+    assert point.record.batch_id == 0
+    assert f"{state_file.path}: not a regular file (prw" in caplog.text
+    with pytest.raises(CorruptFileError, match=f"{state_file.path}: not a regular file"):
+        point.store.read_meta(state_file)
