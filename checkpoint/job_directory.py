@@ -118,12 +118,12 @@ def export_checkpoint(store: StateStore, record: CommitRecord, target: str) -> s
         _link_files(store, _needed_files(store, record), target)
         write_checked(metadata, record.to_data(), exclusive=True)
         return target
-    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    storage.makedirs(os.path.dirname(os.path.abspath(target)))
     if os.path.exists(target):
         raise FileExistsError(f"checkpoint target {target} exists already")
     building = temporary_path(target)
     try:
-        os.makedirs(building)  # (a job without keyed state links no files into it)
+        storage.makedirs(building)  # (a job without keyed state links no files into it)
         _link_files(store, _needed_files(store, record), building)
         write_checked(os.path.join(building, METADATA_FILE), record.to_data())
         os.rename(building, target)

@@ -48,6 +48,7 @@ from checkpoint.files import CorruptFileError, FramedFile, read_checked, write_c
     write_framed
 from checkpoint.storage import is_temporary_name
 from core.codec import deserialize_data, serialize_data
+from core.private_paths import make_private
 
 
 __all__ = ["CHANGELOG", "SNAPSHOT", "INCREMENTAL", "SNAPSHOT_KINDS", "StateFile", "StateFileContent", "StateStore",
@@ -192,9 +193,10 @@ class StateStore:
 
     def share_file(self, operator_id: str, key_group_range: KeyGroupRange,
                    source_path: str, name: str) -> None:
-        """Puts an immutable file into the range's shared directory as ``name``: a hard
-        link (a copy across file systems; an upload to an object store). Call before the
-        manifest naming it is written."""
+        """Puts an immutable file of this user into the range's shared directory as
+        ``name``: a hard link (a copy across file systems; an upload to an object store),
+        given the mode of the store's files (a link: its source too, which a library such
+        as RocksDB made with the umask's). Call before the manifest naming it is written."""
         target = os.path.join(self.shared_dir(operator_id, key_group_range), name)
         if storage.is_url(target):
             storage.copy(source_path, target)
@@ -202,6 +204,7 @@ class StateStore:
         storage.makedirs(os.path.dirname(target))
         with storage.replacing(target) as temporary:
             storage.copy(source_path, temporary)
+            make_private(temporary)
 
     def write_incremental(self, operator_id: str, key_group_range: KeyGroupRange,
                           version: int, shared_files: Dict[str, str],

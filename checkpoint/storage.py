@@ -2,7 +2,10 @@
 
 A plain path (or a ``file://`` URI, which callers strip) is a local or mounted
 POSIX directory: files are written under a temporary name, made durable and
-renamed into place, and checkpoints hard-link the files they share.
+renamed into place, and checkpoints hard-link the files they share. Directories
+are made 0700 and files 0600 whatever the umask, or 0770 and 0660 with the job's
+``state.checkpoints.group-access`` (``core.private_paths``): they hold the job's
+keys and values. Object stores have no modes.
 
 A URL with a scheme (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``, ``memory://``)
 goes through fsspec (the ``s3`` extra installs fsspec and s3fs; other schemes
@@ -15,8 +18,9 @@ one, as S3 does) instead of linking them.
 
 Credentials and endpoints come from the job's configuration, in Flink's keys
 (``s3.endpoint``, ``s3.access-key``, ``s3.secret-key``, ``s3.path.style.access``;
-see ``options_from_configuration``); ``configure`` installs them in a process --
-the driver, and each task from its batch -- before any file is touched.
+see ``options_from_configuration``); ``configure`` installs them, and the modes of
+local files, in a process -- the driver, and each task from its job's settings --
+before any file is touched.
 Without them a store uses its library's defaults (environment, instance roles).
 """
 from __future__ import annotations
@@ -29,6 +33,8 @@ import uuid
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Dict, Iterator, List
 from urllib.parse import urlparse
+
+from core.private_paths import make_directories, open_private, set_group_access
 
 __all__ = ["is_url", "configure", "options_from_configuration", "listdir", "exists",
            "isdir", "makedirs", "remove", "rmtree", "open_read", "writing", "copy",
@@ -68,10 +74,12 @@ def options_from_configuration(conf: Dict[str, str]) -> Dict[str, Dict[str, Any]
     return {"s3": s3, "s3a": s3} if s3 else {}
 
 
-def configure(options: Dict[str, Dict[str, Any]]) -> None:
+def configure(options: Dict[str, Dict[str, Any]], group_access: bool = False) -> None:
     """Installs storage options per scheme for this process (see
-    ``options_from_configuration``)."""
+    ``options_from_configuration``), and whether the local directories and files it
+    creates are open to their group (``state.checkpoints.group-access``)."""
     _options.update(options)
+    set_group_access(group_access)
 
 
 def _filesystem_class(url: str):
@@ -119,9 +127,10 @@ def isdir(path: str) -> bool:
 
 
 def makedirs(path: str) -> None:
-    """Creates a local directory and its parents (object stores have none to create)."""
+    """Creates a local directory and its missing parents, private to this user (or its
+    group, see ``configure``); object stores have none to create."""
     if not is_url(path):
-        os.makedirs(path, exist_ok=True)
+        make_directories(path)
 
 
 def remove(path: str) -> None:
@@ -213,7 +222,7 @@ def writing(path: str, exclusive: bool = False) -> Iterator[BinaryIO]:
     if not is_url(path):
         if exclusive and os.path.exists(path):
             raise FileExistsError(errno.EEXIST, "file exists", path)
-        with replacing(path) as temporary, open(temporary, "wb") as f:
+        with replacing(path) as temporary, open_private(temporary, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -237,7 +246,8 @@ def writing(path: str, exclusive: bool = False) -> Iterator[BinaryIO]:
 def copy(source: str, target: str) -> None:
     """Puts a copy of the immutable file ``source`` at ``target`` (a new name): locally
     a hard link (a durable copy across file systems); on the same object store a
-    server-side copy; else the bytes, streamed."""
+    server-side copy; else the bytes, streamed (a local copy gets the mode of new files;
+    a link keeps its source's)."""
     if not is_url(source) and not is_url(target):
         try:
             os.link(source, target)
@@ -245,9 +255,10 @@ def copy(source: str, target: str) -> None:
         except OSError as e:
             if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
                 raise
-        shutil.copyfile(source, target)
-        with open(target, "rb") as f:
-            os.fsync(f.fileno())
+        with open(source, "rb") as src, open_private(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+            dst.flush()
+            os.fsync(dst.fileno())
         return
     if is_url(source) and is_url(target) and urlparse(source).scheme == urlparse(target).scheme:
         _filesystem(source).copy(source, target)

@@ -43,6 +43,7 @@ class TaskSettings:
     state_backend: str = "hashmap"           # "hashmap" or "rocksdb"
     state_backend_options: Dict[str, object] = field(default_factory=dict)  # e.g. incremental
     storage_options: Dict[str, Dict[str, object]] = field(default_factory=dict)  # per scheme
+    group_access: bool = False  # local state files open to their group (0770/0660)
     object_reuse: bool = False               # records may be shared, not copied
 
 

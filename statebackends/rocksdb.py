@@ -73,6 +73,7 @@ from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
 from core.keygroups import assign_key_group
+from core.private_paths import open_private
 from core.codec import (
     PAIR_HEADER, PickledDataError, data_key_item_bytes, deserialize, deserialize_data,
     deserialize_deferred, key_item_bytes, serialize_data, serialize_data_key, serialize_key,
@@ -326,12 +327,12 @@ def _close_and_remove(db: Rdict, directory: str) -> None:
 
 def _materialize(content: StateFileContent, directory: str) -> None:
     """Lays out the database files of an incremental snapshot in ``directory``."""
-    os.makedirs(directory)
+    storage.makedirs(directory)
     for local_name, path in content.shared_files.items():
         storage.copy(path, os.path.join(directory, local_name))
     for name, data in content.meta["db_files"].items():
         check_file_name(directory, name)  # (a name read from the snapshot's manifest)
-        with open(os.path.join(directory, name), "wb") as f:
+        with open_private(os.path.join(directory, name), "wb") as f:
             f.write(data)
 
 

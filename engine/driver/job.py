@@ -99,7 +99,6 @@ def _check_storage(settings: JobSettings, transformations: Dict[int, Transformat
     directory)."""
     if settings.state_dir is None or not storage.is_url(settings.state_dir):
         return
-    storage.configure(settings.task_settings.storage_options)
     storage.check_url(settings.state_dir)
     for t in transformations.values():
         if t.kind == "sink" and t.sink.stages_in_job_directory:
@@ -112,6 +111,8 @@ def _check_storage(settings: JobSettings, transformations: Dict[int, Transformat
 def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunner:
     job = compile_job(sinks, settings)
     transformations = {t.id: t for t in reachable(sinks)}
+    storage.configure(settings.task_settings.storage_options,  # (as each task does)
+                      settings.task_settings.group_access)
     _check_storage(settings, transformations)
     sources = {n: transformations[n].source for n in job.plan.nodes
                if transformations[n].kind == "source"}

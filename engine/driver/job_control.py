@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
 from core.private_paths import check_owned, open_private
-from checkpoint.storage import is_temporary_name, is_url, replacing
+from checkpoint.storage import is_temporary_name, is_url, makedirs, replacing
 from checkpoint.job_directory import JobDirectory
 
 from engine.errors import JobExecutionException
@@ -168,7 +168,7 @@ class JobControl:
                     f"pid {previous.pid} on {previous.host}): two runs of one job would "
                     "overwrite each other's state. Stop it first, or give this run "
                     "another job name or checkpoint directory.")
-            os.makedirs(self.job_dir, exist_ok=True)
+            makedirs(self.job_dir)
             self._write()
 
     def after_batch(self, batch_id: int, watermark: int) -> None:

@@ -7,6 +7,7 @@ import os
 import threading
 from typing import Callable, Iterable, Optional
 
+from checkpoint import storage
 from core.private_paths import open_private
 from engine.driver.job_metrics import prometheus_text
 
@@ -31,7 +32,7 @@ class JsonLinesReporter(MetricReporter):
     (across the runs of a job that resumes), deleted with the job's directory."""
 
     def __init__(self, job_dir: str):
-        os.makedirs(job_dir, exist_ok=True)
+        storage.makedirs(job_dir)
         self.path = os.path.join(job_dir, METRICS_FILE)
 
     def report(self, snapshot: dict) -> None:

@@ -34,7 +34,7 @@ import re
 from typing import Any, Callable, Iterable, List, NamedTuple, Optional
 
 from checkpoint.files import read_checked, write_checked
-from checkpoint.storage import is_temporary_name
+from checkpoint.storage import is_temporary_name, makedirs
 
 from engine.errors import RecordWriteError
 
@@ -178,7 +178,7 @@ class StagingWriter(ListWriter):
         if not self.items:
             return None
         context = self.context
-        os.makedirs(context.staging_dir, exist_ok=True)
+        makedirs(context.staging_dir)
         path = staged_file(context.staging_dir, context.batch_id, context.subtask)
         write_checked(path, self.items)
         return path

@@ -95,7 +95,7 @@ class StageInstance:
         self.stage = stage
         self.partition = partition
         self.batch = batch
-        storage.configure(job.settings.storage_options)  # (checkpoint storage credentials)
+        storage.configure(job.settings.storage_options, job.settings.group_access)
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
