@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional
 
 import cloudpickle
 
+from checkpoint import storage
 from engine.errors import JobExecutionException
 from engine.batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from engine.executor.python_dependencies import Bundle, restore_working_directory
@@ -201,7 +202,8 @@ def _run_partition_task(load, run_id, steps, batch, partition, items):
                          partition, ranges)
 
 
-def _commit(committer, batch_id, item):
+def _commit(committer, batch_id, settings, item):
+    storage.configure(settings.storage_options, settings.group_access)  # (as a task does)
     subtask, committable = item
     committer.commit(batch_id, subtask, committable)
 
@@ -363,7 +365,7 @@ class SparkExecutor(Executor):
         """One Spark task per committable, so committed records go from the workers to
         the external system without passing through the driver."""
         self.sc.parallelize(committables, len(committables)).foreach(
-            functools.partial(_commit, committer, batch_id))
+            functools.partial(_commit, committer, batch_id, self.job.settings))
 
     def stop(self) -> None:
         # Ends the run's subtask hosts; on a cluster, hosts on other machines end when

@@ -15,6 +15,8 @@ import time
 import uuid
 from typing import Callable, List
 
+from core.private_paths import open_private
+
 from engine.io.kafka.client import (DEFAULT_MAX_BLOCK_MS, KafkaConfig, KafkaUnavailableError,
                                     cached_client, consume, forget_client, kafka_library,
                                     produce, reader_settings)
@@ -116,7 +118,7 @@ class KafkaTransactionalCommitter(StagedCommitter):
         else:
             done = set()
             temporary = f"{marker}.{uuid.uuid4().hex}.tmp"
-            with open(temporary, "w") as f:
+            with open_private(temporary) as f:
                 json.dump(self._end_offsets(producer, {topic for topic, _, _ in items}), f)
             os.replace(temporary, marker)
         fixed = [("sds.job", self.context.job_name), ("sds.sink", self.context.sink_id),
