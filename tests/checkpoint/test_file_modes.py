@@ -53,10 +53,10 @@ def umask_022():
         set_group_access(False)
 
 
-def failed_job(root, **conf) -> str:
+def failed_job(root, executor="local", **conf) -> str:
     """Runs a keyed job that checkpoints every batch and fails after a savepoint of its
     first batch was taken (a failed job keeps its directory); the savepoint's path."""
-    env = make_env("local", parallelism=2, micro_batch_size=20, **{
+    env = make_env(executor, parallelism=2, micro_batch_size=20, **{
         "state.checkpoints.dir": str(root / "checkpoints"),
         "state.savepoints.dir": str(root / "savepoints"),
         "restart-strategy.type": "none"}, **conf)
@@ -87,14 +87,9 @@ def modes(root) -> dict:
     return found
 
 
-@pytest.mark.parametrize("backend", sorted(BACKENDS))
-@pytest.mark.parametrize("group_access", [False, True])
-def test_a_jobs_directory_and_savepoint_are_private_whatever_the_umask(
-        tmp_path, umask_022, backend, group_access):
-    conf = dict(BACKENDS[backend])
-    if group_access:
-        conf["state.checkpoints.group-access"] = "true"
-    savepoint = failed_job(tmp_path, **conf)
+def check_modes(tmp_path, savepoint: str, backend: str, group_access: bool) -> None:
+    """Every directory and file of the job's directory and savepoints under ``tmp_path`` has
+    the mode ``group_access`` says; the job's output has the umask's."""
     directory_mode, file_mode = (0o770, 0o660) if group_access else (0o700, 0o600)
     stored = {**modes(tmp_path / "checkpoints"), **modes(tmp_path / "savepoints")}
     job_dir = tmp_path / "checkpoints" / JOB
@@ -107,6 +102,22 @@ def test_a_jobs_directory_and_savepoint_are_private_whatever_the_umask(
     assert not wrong
     # Output is the user's, for other tools: the umask's modes.
     assert {m for m in modes(tmp_path / "out").values()} <= {0o755, 0o644}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("group_access", [False, True])
+def test_a_jobs_directory_and_savepoint_are_private_whatever_the_umask(
+        tmp_path, umask_022, backend, group_access):
+    conf = dict(BACKENDS[backend])
+    if group_access:
+        conf["state.checkpoints.group-access"] = "true"
+    check_modes(tmp_path, failed_job(tmp_path, **conf), backend, group_access)
+
+
+def test_group_access_reaches_the_spark_tasks(tmp_path, umask_022, spark):
+    savepoint = failed_job(tmp_path, "spark", **BACKENDS["rocksdb-incremental"],
+                           **{"state.checkpoints.group-access": "true"})
+    check_modes(tmp_path, savepoint, "rocksdb-incremental", True)
 
 
 def test_group_access_takes_true_or_false_only(tmp_path):
