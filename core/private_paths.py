@@ -1,7 +1,7 @@
-"""Local directories and files that only this user can reach: where the engine keeps what
-must not be read or written by others (subtask host sockets, exchange files, and a job's
-local storage: its state, checkpoints, savepoints, status and metrics, which hold or
-quote records).
+"""Local directories and files that only this user (or its group, where asked) can reach:
+where the engine keeps what must not be read or written by others (subtask host
+sockets, exchange files, and a job's local storage: its state, checkpoints, savepoints,
+status and metrics, which hold or quote records).
 
 A job's storage is made with explicit modes whatever the umask (which is left alone: it
 is the process's, and user code's): directories 0700 and files 0600, or 0770 and 0660
