@@ -25,7 +25,9 @@ def exists(token: str, root: pathlib.Path) -> bool:
     if token.split("/")[0] in PRODUCT + ("tests", "benchmarks", "docs", "examples"):
         return False  # a path from the root that is not there
     name = token.rstrip("/")
-    return any(str(p.relative_to(root)).endswith("/" + name) for p in root.rglob(name.split("/")[-1]))
+    return any(str(p.relative_to(root)).endswith("/" + name)
+               for p in root.rglob(name.split("/")[-1])
+               if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
 def packages(root: pathlib.Path):
