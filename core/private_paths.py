@@ -16,7 +16,10 @@ import os
 import stat
 
 __all__ = ["private_directory", "check_owned", "open_private", "make_directories",
-           "make_private", "set_group_access"]
+           "make_private", "set_group_access", "GROUP_ACCESS_OPTION"]
+
+GROUP_ACCESS_OPTION = "state.checkpoints.group-access"
+"""The configuration key of ``set_group_access`` (default false)."""
 
 _modes = (0o700, 0o600)  # (directories, files) of a job's storage; see set_group_access
 
@@ -59,10 +62,12 @@ def private_directory(path: str) -> str:
         "remove it, or set TMPDIR to a directory of your own.")
 
 
-def check_owned(path: str, what: str, group_may_write: bool = False) -> None:
+def check_owned(path: str, what: str, group_may_write: bool = False,
+                group_hint: str = "") -> None:
     """Raises PermissionError naming ``path`` (``what`` it is) if it exists and is not
     this user's, or if others can write to it (the group too, unless
-    ``group_may_write``); links are followed, so a link counts as what it points to."""
+    ``group_may_write``: ``group_hint`` says how to allow it); links are followed, so a
+    link counts as what it points to."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -74,10 +79,12 @@ def check_owned(path: str, what: str, group_may_write: bool = False) -> None:
         why = f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
     else:
         return
+    allow = f", or {group_hint}" if group_hint and not stat.S_IMODE(info.st_mode) & 0o002 \
+        and info.st_uid == os.getuid() else ""
     raise PermissionError(
         f"{what} {path} is not this user's own (uid {os.getuid()}): it is {why}, so someone "
         "else could have put files there that the job would trust. Use a directory of your "
-        "own, or remove write access for others (chmod go-w).")
+        f"own, or remove write access for others (chmod go-w){allow}.")
 
 
 def open_private(path: str, mode: str = "w"):

@@ -8,6 +8,7 @@ import os
 from typing import Dict, List, Optional
 
 from checkpoint import storage
+from core.private_paths import GROUP_ACCESS_OPTION
 from engine.batch import TaskSettings
 from engine.graph import PlanError, Transformation, reachable
 from engine.driver.metric_reporters import parse_ports
@@ -34,7 +35,7 @@ MICRO_BATCH_INTERVAL = "execution.micro-batch.interval"  # ms; unbounded jobs' b
 EXECUTOR = "execution.executor"                   # "spark" (default) or "local" (in-process)
 SPARK_MASTER = "spark.master"  # e.g. "spark://host:7077"; default spark-submit's, else local[*]
 STATE_DIR = "state.checkpoints.dir"
-GROUP_ACCESS = "state.checkpoints.group-access"    # local state files 0770/0660, not 0700/0600
+GROUP_ACCESS = GROUP_ACCESS_OPTION  # local state files 0770/0660, not 0700/0600
 STATE_BACKEND = "state.backend.type"                # "hashmap" (default) or "rocksdb"
 INCREMENTAL_CHECKPOINTS = "state.backend.incremental"  # RocksDB: incremental snapshots
 SAVEPOINT_PATH = "execution.savepoint.path"       # restore from this checkpoint/savepoint

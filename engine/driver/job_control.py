@@ -23,7 +23,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional
 
-from core.private_paths import check_owned, open_private
+from core.private_paths import GROUP_ACCESS_OPTION, check_owned, open_private
 from checkpoint.storage import is_temporary_name, is_url, makedirs, replacing
 from checkpoint.job_directory import JobDirectory
 
@@ -160,7 +160,9 @@ class JobControl:
         self._ignoring_control = False
         if self.job_dir is not None:
             # Whoever can write here can forge committed batches and requests.
-            check_owned(self.job_dir, "The job directory", group_may_write=True)
+            check_owned(self.job_dir, "The job directory",
+                        group_may_write=runner.settings.task_settings.group_access,
+                        group_hint=f"set '{GROUP_ACCESS_OPTION}: true' to trust its group")
             previous = read_status(self.job_dir)
             if previous is not None and previous.shown_status() == RUNNING:
                 raise JobExecutionException(

@@ -17,10 +17,11 @@ from tests.conftest import NOBODY, make_env, needs_another_user
 JOB = "guarded"
 
 
-def run_job(checkpoints, timeout_s: float = 120):
+def run_job(checkpoints, timeout_s: float = 120, **conf):
     """Runs a bounded job of several batches in a thread; returns its sorted output or
     raises its error (fails if it does not end within ``timeout_s``)."""
-    env = make_env("local", micro_batch_size=2, **{"state.checkpoints.dir": str(checkpoints)})
+    env = make_env("local", micro_batch_size=2, **{"state.checkpoints.dir": str(checkpoints)},
+                   **conf)
     outcome = {}
 
     def run():
@@ -60,6 +61,16 @@ def test_a_world_writable_job_directory_is_refused(tmp_path):
     os.chmod(tmp_path / JOB, 0o777)
     with pytest.raises(PermissionError, match=r"writable by others \(mode 777\)"):
         run_job(tmp_path)
+
+
+def test_a_group_writable_job_directory_is_trusted_only_where_the_group_is(tmp_path):
+    (tmp_path / JOB).mkdir()
+    os.chmod(tmp_path / JOB, 0o770)
+    with pytest.raises(PermissionError, match=r"writable by others \(mode 770\).*set "
+                                              r"'state.checkpoints.group-access: true'"):
+        run_job(tmp_path)
+    assert run_job(tmp_path, **{"state.checkpoints.group-access": "true"}) == \
+        [2 * x for x in range(10)]
 
 
 @needs_another_user
