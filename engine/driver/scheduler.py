@@ -482,7 +482,7 @@ class JobRunner:
             committables.sort(key=lambda item: item[0])
             try:
                 if committer.commits_in_tasks:
-                    self.executor.run_commits(committer, batch_id, committables)
+                    self.executor.run_commits(node_id, committer, batch_id, committables)
                 else:
                     for subtask, committable in committables:
                         committer.commit(batch_id, subtask, committable)

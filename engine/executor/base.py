@@ -22,9 +22,11 @@ class Executor(ABC):
         split ranges a source subtask reads. Moves each ``DataChunk`` to its target task,
         and returns the tasks' results for the driver (``engine.batch.for_driver``)."""
 
-    def run_commits(self, committer, batch_id: int, committables: List[tuple]) -> None:
+    def run_commits(self, node_id: int, committer, batch_id: int,
+                    committables: List[tuple]) -> None:
         """Runs ``committer.commit(batch_id, subtask, committable)`` for each
-        ``(subtask, committable)`` of a committed batch (here: in the driver, in order)."""
+        ``(subtask, committable)`` of sink ``node_id`` for a committed batch (here: in the
+        driver, in order)."""
         for subtask, committable in committables:
             committer.commit(batch_id, subtask, committable)
 

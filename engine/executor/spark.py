@@ -31,10 +31,11 @@ from checkpoint import storage
 from engine.errors import JobExecutionException
 from engine.batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from engine.executor.python_dependencies import Bundle, restore_working_directory
-from engine.runtime.task import run_task
+from engine.runtime.task import configure_storage, job_of, run_task
 from engine.executor.base import Executor
 from engine.executor.partition_task import run_partition, stage_steps
-from engine.executor.task_host import hosts_supported, remove_run, run_directory, run_hosted
+from engine.executor.task_host import (commit_hosted, host_name, hosts_supported, remove_run,
+                                       run_directory, run_hosted)
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 # The JVM of a session we start (with a local master, also Spark's executor) schedules
@@ -202,10 +203,14 @@ def _run_partition_task(load, run_id, steps, batch, partition, items):
                          partition, ranges)
 
 
-def _commit(committer, batch_id, settings, item):
-    storage.configure(settings.storage_options, settings.group_access)  # (as a task does)
+def _commit(load, run_id, hosts, committer, batch_id, item):
+    """Commits a subtask's committable in the subtask's host (where possible)."""
     subtask, committable = item
-    committer.commit(batch_id, subtask, committable)
+    if hosts_supported():
+        commit_hosted(load, run_id, hosts[subtask], committer, batch_id, subtask, committable)
+    else:
+        configure_storage(job_of(run_id, load))  # (as the job's tasks do)
+        committer.commit(batch_id, subtask, committable)
 
 
 # local, local[N], local[*], local[N, F]: threads (group 1) and task attempts (group 2)
@@ -301,7 +306,7 @@ class SparkExecutor(Executor):
         (``partition_task``); with object reuse, a subtask's chunks for its own index stay
         in the process that runs the index's subtasks."""
         self._name_job(batch)
-        batch = dataclasses.replace(batch, keeps_own_chunks=self.job.settings.object_reuse)
+        batch = dataclasses.replace(batch, keeps_own_chunks=self._hosts_by_partition())
         stages = self.job.plan.stages
         partitions = max(stage.parallelism for stage in stages)
         ranges = [{s.id: source_ranges[s.id][p] for s in stages
@@ -310,6 +315,12 @@ class SparkExecutor(Executor):
             _load_job, self._broadcast), self.job.run_id, self._steps, batch)
         return self._collect(batch, self.sc.parallelize(ranges, partitions).barrier()
                              .mapPartitionsWithIndex(run))
+
+    def _hosts_by_partition(self) -> bool:
+        """Whether the subtasks of a partition index share one host (``task_host.host_name``):
+        with object reuse, where a batch of several stages runs as one task per index."""
+        return (self.job.settings.object_reuse and self._steps is not None
+                and self.shares_driver_disk and len(self.job.plan.stages) > 1)
 
     def _collect(self, batch: BatchInfo, rdd) -> list:
         try:
@@ -361,11 +372,17 @@ class SparkExecutor(Executor):
             for out in feeding:
                 out.unpersist()
 
-    def run_commits(self, committer, batch_id: int, committables: List[tuple]) -> None:
+    def run_commits(self, node_id: int, committer, batch_id: int,
+                    committables: List[tuple]) -> None:
         """One Spark task per committable, so committed records go from the workers to
-        the external system without passing through the driver."""
-        self.sc.parallelize(committables, len(committables)).foreach(
-            functools.partial(_commit, committer, batch_id, self.job.settings))
+        the external system without passing through the driver; each commits in the
+        sink subtask's host."""
+        stage = self.job.plan.nodes[node_id].stage
+        hosts = {subtask: host_name(stage, subtask, self._hosts_by_partition())
+                 for subtask, _ in committables}
+        self.sc.parallelize(committables, len(committables)).foreach(functools.partial(
+            _commit, functools.partial(_load_job, self._broadcast), self.job.run_id, hosts, committer,
+            batch_id))
 
     def stop(self) -> None:
         # Ends the run's subtask hosts; on a cluster, hosts on other machines end when

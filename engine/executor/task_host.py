@@ -11,7 +11,9 @@ owns the subtask's ``StageInstance``. Every later task of that subtask on the
 machine sends its input to the host over a Unix socket, and passes on what the
 host returns. With object reuse, where every stage of a partition index runs in one
 task, the stages of the index share one host (``host_name``), which keeps the chunks
-the index sends itself from one stage to the next.
+the index sends itself from one stage to the next. The commit tasks of a sink's subtask
+run in its host too (``commit_hosted``): what a committer keeps open between batches (a
+Kafka transactional producer of the subtask's id) then has one owner for the run.
 
 A host serves one task at a time, and exits when the driver removes the run's
 socket directory (``remove_run``, at the end of a job on a local master), when idle
@@ -65,10 +67,11 @@ def remove_run(run_id: str) -> None:
     shutil.rmtree(run_directory(run_id), ignore_errors=True)
 
 
-def host_name(stage_id: int, partition: int, batch: BatchInfo) -> str:
-    """The host of a subtask: its own, or with object reuse the one its partition index's
-    subtasks of every stage share (``BatchInfo.keeps_own_chunks``)."""
-    return f"partition {partition}" if batch.keeps_own_chunks else f"{stage_id}/{partition}"
+def host_name(stage_id: int, partition: int, by_partition: bool) -> str:
+    """The host of a subtask: its own, or (``by_partition``: with object reuse, where
+    ``BatchInfo.keeps_own_chunks``) the one its partition index's subtasks of every stage
+    share."""
+    return f"partition {partition}" if by_partition else f"{stage_id}/{partition}"
 
 
 def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
@@ -76,10 +79,36 @@ def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
     """``engine.runtime.task.run_task`` in the subtask's host (started here if there is none);
     returns its results. A subtask without a host whose batch is the job's last runs
     here: it needs no process that outlives the batch (e.g. a job of one batch)."""
-    path = _socket_path(run_id, host_name(stage_id, partition, batch))
-    if batch.is_final and not os.path.exists(path):
-        return list(task.run_task(load_job, run_id, stage_id, partition, batch, inputs))
-    request = pickle.dumps((stage_id, partition, batch, list(inputs)), pickle.HIGHEST_PROTOCOL)
+    host = host_name(stage_id, partition, batch.keeps_own_chunks)
+    if batch.is_final and not os.path.exists(_socket_path(run_id, host)):
+        return _run_task(load_job, run_id, stage_id, partition, batch, inputs)
+    return _in_host(load_job, run_id, host, _run_task, stage_id, partition, batch,
+                    list(inputs))
+
+
+def commit_hosted(load_job: Callable, run_id: str, host: str, committer, batch_id: int,
+                  subtask: int, committable) -> None:
+    """``committer.commit(batch_id, subtask, committable)`` in the host of the sink's
+    subtask (``host_name``; started here if there is none): one process per machine
+    commits a subtask's batches for the whole run, so the connections it keeps (a Kafka
+    transactional producer, whose id is the subtask's) have one owner, not one per
+    worker process fencing the others."""
+    _in_host(load_job, run_id, host, _commit, committer, batch_id, subtask, committable)
+
+
+def _run_task(load_job, run_id, stage_id, partition, batch, inputs) -> List:
+    return list(task.run_task(load_job, run_id, stage_id, partition, batch, inputs))
+
+
+def _commit(load_job, run_id, committer, batch_id, subtask, committable) -> None:
+    task.configure_storage(task.job_of(run_id, load_job))
+    committer.commit(batch_id, subtask, committable)
+
+
+def _in_host(load_job: Callable, run_id: str, host: str, call: Callable, *args):
+    """``call(load_job, run_id, *args)`` in ``host``, started here if there is none."""
+    path = _socket_path(run_id, host)
+    request = pickle.dumps((call, args), pickle.HIGHEST_PROTOCOL)
     for attempt in range(CONNECTION_ATTEMPTS):
         try:
             reply = _ask(path, request, load_job, run_id)
@@ -89,8 +118,7 @@ def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                 raise
     status, payload = pickle.loads(reply)
     if status != "ok":
-        raise RuntimeError(f"the host of stage {stage_id}, subtask {partition} failed:\n"
-                           f"{payload}")
+        raise RuntimeError(f"the subtask host {host!r} failed:\n{payload}")
     return payload
 
 
@@ -175,11 +203,10 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id) ->
         request = _take_request(listener)
         if request is None:
             continue
-        connection, (stage_id, partition, batch, inputs) = request
+        connection, (call, args) = request
         with connection:
             try:
-                reply = ("ok", list(task.run_task(load_job, run_id, stage_id, partition,
-                                                  batch, inputs)))
+                reply = ("ok", call(load_job, run_id, *args))
             except BaseException:
                 reply = ("error", traceback.format_exc())
             try:
@@ -187,7 +214,7 @@ def _serve(listener: socket.socket, path: str, daemon: int, load_job, run_id) ->
             except OSError:  # the worker was killed (a cancelled task): Spark runs it again
                 pass
         idle_since = time.monotonic()
-        if batch.is_final and reply[0] == "ok":
+        if call is _run_task and args[2].is_final and reply[0] == "ok":
             idle_seconds = FINISHED_IDLE_SECONDS
 
 

@@ -95,7 +95,7 @@ class StageInstance:
         self.stage = stage
         self.partition = partition
         self.batch = batch
-        storage.configure(job.settings.storage_options, job.settings.group_access)
+        configure_storage(job)
         self.processing_time = batch.processing_time
         plan = job.plan
         self.keyed_node = next((plan.nodes[n] for n in stage.nodes if plan.nodes[n].keyed), None)
@@ -325,6 +325,12 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
         while len(_instances) > CACHED_INSTANCES:
             _instances.popitem(last=False)
     yield from items
+
+
+def configure_storage(job: CompiledJob) -> None:
+    """Installs the job's storage settings in this process (``checkpoint.storage``), as
+    every process that writes the job's files must first."""
+    storage.configure(job.settings.storage_options, job.settings.group_access)
 
 
 def job_of(run_id: str, load_job: Callable[[], CompiledJob]) -> CompiledJob:

@@ -3,7 +3,9 @@ random points after given batches committed, then run to its end; and the keyed 
 their jobs compute."""
 import os
 import random
+import signal
 import subprocess
+import tempfile
 import time
 from collections import Counter
 
@@ -28,32 +30,41 @@ class Count(KeyedProcessFunction):
         yield value[0], n, value[1]
 
 
-def run_with_kills(command: list, metadata, kill_after: list, seed: int) -> None:
-    """Runs ``command`` once per batch id of ``kill_after``, killing it with SIGKILL a
-    random moment after that batch committed (``metadata``: the job's metadata log), then
-    once more to its end."""
+def run_with_kills(command: list, metadata, kill_after: list, seed: int) -> str:
+    """Runs ``command`` once per batch id of ``kill_after``, killing it and every process
+    it started (a Spark JVM and its workers) with SIGKILL a random moment after that
+    batch committed (``metadata``: the job's metadata log), then once more to its end.
+    Returns what the runs wrote to stderr."""
     rng = random.Random(seed)
+    log = tempfile.TemporaryFile()  # (a pipe could fill up and stop the job)
 
     def start():
         return subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=log,
+                                start_new_session=True)
+
+    def stderr() -> str:
+        log.seek(0)
+        return log.read().decode(errors="replace")
 
     def committed():
         return max((int(n) for n in os.listdir(metadata) if n.isdigit()), default=-1) \
             if os.path.exists(metadata) else -1
 
-    for batch_id in sorted(kill_after):
+    with log:
+        for batch_id in sorted(kill_after):
+            process = start()
+            while committed() < batch_id:
+                assert process.poll() is None, stderr()
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0, 0.2))
+            assert process.poll() is None, "the job ended before it was killed"
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         process = start()
-        while committed() < batch_id:
-            assert process.poll() is None, process.stderr.read().decode()
-            time.sleep(0.005)
-        time.sleep(rng.uniform(0, 0.2))
-        assert process.poll() is None, "the job ended before it was killed"
-        process.kill()
-        process.wait()
-    process = start()
-    _, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, stderr.decode()
+        process.wait(timeout=300)
+        assert process.returncode == 0, stderr()
+        return stderr()
 
 
 def check_counted_once(rows, records) -> None:

@@ -1,6 +1,6 @@
 """The job the Kafka crash test runs in a process of its own and kills with SIGKILL:
 
-    python kafka_crash_job.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINTS
+    python kafka_crash_job.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINTS ENDS [EXECUTOR]
 
 Reads ``key,value`` records from IN_TOPIC (bounded: up to its end when the job first
 starts) in micro-batches of 20 offsets per partition, counts each key's records in keyed
@@ -17,9 +17,9 @@ from api.datastream.connectors.kafka import (KafkaOffsetsInitializer,
 from tests.system.crash import Count
 
 
-def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets):
+def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets, executor):
     config = Configuration()
-    config.set_string("execution.executor", "local")
+    config.set_string("execution.executor", executor)
     config.set_string("execution.micro-batch.size", "20")
     config.set_string("state.checkpoints.dir", checkpoints)
     env = StreamExecutionEnvironment.get_execution_environment(config)
@@ -45,4 +45,5 @@ if __name__ == "__main__":
     bootstrap, in_topic, out_topic, checkpoints, ends = sys.argv[1:6]
     main(bootstrap, in_topic, out_topic, checkpoints,
          {KafkaTopicPartition(in_topic, int(p)): int(o)
-          for p, o in (pair.split(":") for pair in ends.split(","))})
+          for p, o in (pair.split(":") for pair in ends.split(","))},
+         sys.argv[6] if len(sys.argv) > 6 else "local")

@@ -105,9 +105,10 @@ class KafkaTransactionalCommitter(StagedCommitter):
         try:
             self._deliver(batch_id, subtask, items)
         except (kafka_library().KafkaException, KafkaUnavailableError):
-            # On Spark a subtask's commits run in any worker process: another process's
-            # producer of the same transactional id may have fenced this one's cached
-            # producer. Once more, with a new producer (delivering again is idempotent).
+            # A subtask's commits run in its host for the whole run, yet a producer of the
+            # same transactional id elsewhere (a replaced host, the driver's recovery) may
+            # have fenced this one's cached producer. Once more, with a new producer
+            # (delivering again is idempotent).
             self._deliver(batch_id, subtask, items)
 
     def _deliver(self, batch_id: int, subtask: int, items: list) -> None:

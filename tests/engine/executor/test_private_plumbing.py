@@ -74,7 +74,7 @@ def test_a_run_directory_another_user_made_first_is_refused_and_gets_no_record(s
     # The other user makes this user's run directory before the job runs and listens where
     # a subtask host's socket would be.
     root = shared_tmp / f"spark-datastream-{os.getuid()}"
-    name = task_host._socket_name(task_host.host_name(1, 0, batch()))
+    name = task_host._socket_name(task_host.host_name(1, 0, batch().keeps_own_chunks))
     attacker = as_nobody(LISTENER, str(root / "run" / name))
     assert attacker.stdout.readline().strip() == "listening"
     with pytest.raises(PermissionError, match=f"{root} is not a private directory of this "
