@@ -3,7 +3,8 @@
 Each batch: plan every source split's next range, run all stages as one
 executor call, then -- only if no task failed -- commit the batch to the
 metadata log (its state version becomes the base of the next), complete a
-checkpoint or savepoint if one is due, and let the sinks commit its output.
+checkpoint or savepoint if one is due, and let the sinks commit its output (commit
+tasks in the background, while the next batch runs: ``engine.driver.sink_commits``).
 
 On start, a job with a checkpoint directory resumes from the newest committed
 batch (or complete checkpoint) found there, or from an explicit checkpoint or
@@ -14,6 +15,7 @@ committed batch, with a new run id so that every task opens its operators afresh
 """
 import concurrent.futures
 import dataclasses
+import functools
 import logging
 import os
 import queue
@@ -35,6 +37,7 @@ from engine.driver.job_control import JobControl
 from engine.driver.job_metrics import JobMetrics
 from engine.driver.metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
 from engine.driver.progress import progress_display
+from engine.driver.sink_commits import SinkCommits
 from engine.driver.settings import CheckpointOptions, JobSettings
 from engine.io.sinks import Committer, CommitterContext
 from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
@@ -183,8 +186,8 @@ class JobRunner:
     # -- the loop -----------------------------------------------------------------
 
     def batches(self) -> Iterator[int]:
-        """Runs the job; yields each batch id after the batch and its sinks are committed.
-        A failed batch restarts the job from its last committed batch when the restart
+        """Runs the job; yields each batch id after the batch is committed and its sinks'
+        commits are under way (the last batch's: done). A failed batch restarts the job from its last committed batch when the restart
         policy allows it (``engine.driver.restart``)."""
         settings = self.settings
         temporary = settings.job_dir is None
@@ -233,6 +236,7 @@ class JobRunner:
         settings = self.settings
         max_records = sys.maxsize if settings.batch_mode else settings.max_records_per_batch
         opened: List[SinkNode] = []
+        commits = SinkCommits()
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
@@ -247,6 +251,7 @@ class JobRunner:
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
+                commits.check()
                 started = time.monotonic()
                 now = _now_ms()
                 pending = self._pending_savepoints()
@@ -281,7 +286,9 @@ class JobRunner:
                 if not is_final:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
-                self._commit_sinks(batch_id, results)
+                self._commit_sinks(batch_id, results, commits)
+                if is_final or stop:
+                    commits.wait()
                 snapshot = self.metrics.batch_completed(
                     batch_id, results, next_watermark, _now_ms(),
                     (time.monotonic() - started) * 1000)
@@ -297,8 +304,10 @@ class JobRunner:
                 if not self.bounded:  # wait for the next trigger, so idle jobs don't spin
                     time.sleep(max(0.0, settings.batch_interval_ms / 1000
                                    - (time.monotonic() - started)))
+            commits.wait()
             return "cancelled"
         finally:
+            commits.close()
             self.executor.stop()
             for sink in opened:
                 sink.committer.close()
@@ -470,26 +479,33 @@ class JobRunner:
                                      finished=splits.is_finished(split)
                                      and split not in splits.reported)
 
-    def _commit_sinks(self, batch_id: int, results: list) -> None:
+    def _commit_sinks(self, batch_id: int, results: list, commits: SinkCommits) -> None:
         """Hands each sink's committables of the committed batch to its committer: in the
-        driver, by subtask, or in commit tasks."""
+        driver, by subtask, or in commit tasks (in the background: ``commits``)."""
         prepared: Dict[int, list] = {}
         for result in results:
             if isinstance(result, SinkCommittable):
                 prepared.setdefault(result.node, []).append((result.subtask, result.committable))
         for node_id, committables in sorted(prepared.items()):
-            committer = self.sinks[node_id].committer
             committables.sort(key=lambda item: item[0])
-            try:
-                if committer.commits_in_tasks:
-                    self.executor.run_commits(node_id, committer, batch_id, committables)
-                else:
-                    for subtask, committable in committables:
-                        committer.commit(batch_id, subtask, committable)
-            except Exception as e:  # the batch stays committed; a restart commits it again
-                raise JobExecutionException(
-                    f"Sink {self.job.plan.nodes[node_id].name!r} failed to commit batch "
-                    f"{batch_id}: {e}") from e
+            if self.sinks[node_id].committer.commits_in_tasks:
+                commits.submit(functools.partial(self._commit_sink, node_id, batch_id,
+                                                 committables))
+            else:
+                self._commit_sink(node_id, batch_id, committables)
+
+    def _commit_sink(self, node_id: int, batch_id: int, committables: List[tuple]) -> None:
+        committer = self.sinks[node_id].committer
+        try:
+            if committer.commits_in_tasks:
+                self.executor.run_commits(node_id, committer, batch_id, committables)
+            else:
+                for subtask, committable in committables:
+                    committer.commit(batch_id, subtask, committable)
+        except Exception as e:  # the batch stays committed; a restart commits it again
+            raise JobExecutionException(
+                f"Sink {self.job.plan.nodes[node_id].name!r} failed to commit batch "
+                f"{batch_id}: {e}") from e
 
 
 @dataclass
