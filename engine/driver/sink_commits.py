@@ -17,7 +17,7 @@ __all__ = ["SinkCommits"]
 
 class SinkCommits:
     """The sink commits of one run of a job, in a background thread, in the order they
-    are submitted. ``close`` waits for the last one."""
+    are submitted. ``close`` waits for them all."""
 
     def __init__(self):
         self._thread = concurrent.futures.ThreadPoolExecutor(
@@ -41,9 +41,7 @@ class SinkCommits:
             self._pending.popleft().result()
 
     def close(self) -> None:
-        """Waits for the commit under way and drops the rest (the job ends or restarts:
-        ``Committer.recover`` commits what was not)."""
-        for future in self._pending:
-            future.cancel()
+        """Waits for the commits submitted, whatever becomes of them: the run ends (a
+        restart's ``Committer.recover`` commits again what failed)."""
         self._pending.clear()
         self._thread.shutdown(wait=True)

@@ -38,6 +38,8 @@ import traceback
 from collections import OrderedDict
 from typing import Callable, Iterable, List
 
+import cloudpickle
+
 from core.private_paths import private_directory
 from engine.batch import BatchInfo
 from engine.runtime import task
@@ -108,7 +110,8 @@ def _commit(load_job, run_id, committer, batch_id, subtask, committable) -> None
 def _in_host(load_job: Callable, run_id: str, host: str, call: Callable, *args):
     """``call(load_job, run_id, *args)`` in ``host``, started here if there is none."""
     path = _socket_path(run_id, host)
-    request = pickle.dumps((call, args), pickle.HIGHEST_PROTOCOL)
+    # (cloudpickle, as Spark ships functions: a committer may hold the user's lambdas)
+    request = cloudpickle.dumps((call, args), pickle.HIGHEST_PROTOCOL)
     for attempt in range(CONNECTION_ATTEMPTS):
         try:
             reply = _ask(path, request, load_job, run_id)
