@@ -24,9 +24,11 @@ once the job has declared what may be), ``deserialize_data`` raises ``PickledDat
 ``serialize_key`` is canonical: equal keys built of the same types give equal bytes
 (a frozenset's members are sorted by their bytes; pickles are memo-free, so sharing
 sub-objects does not change them; other pickled objects whose pickle depends on more
-than their value, e.g. a frozenset inside a user class, are not canonical). Keys that
-are equal in Python but of different types (``1``, ``1.0`` and ``True``) get
-different bytes, so they are different state entries here.
+than their value, e.g. a frozenset inside a user class, are not canonical). These bytes
+are a key's identity on every state backend (``key_identity``), as pickled bytes are in
+PyFlink: keys equal in Python but of different types (``1``, ``1.0`` and ``True``;
+``(1, 2)`` and ``(1.0, 2)``; ``0.0`` and ``-0.0``) are different keys, every NaN with
+the same bits is one key, and None is a key.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ __all__ = ["serialize_key", "serialize_value", "serialize_data", "serialize_data
            "serialize_value_items", "serialize_data_items",
            "deserialize", "deserialize_deferred", "deserialize_data", "key_item_bytes",
            "data_key_item_bytes", "PAIR_HEADER", "Pickled", "resolve_pickled",
-           "deferred_count", "NotDataError", "PickledDataError", "register_data_class"]
+           "deferred_count", "NotDataError", "PickledDataError", "register_data_class",
+           "KeyIdentity", "RAW_KEY_TYPES", "key_identity", "user_key"]
 
 _TUPLE = 1
 _PICKLE = 2
@@ -339,6 +342,52 @@ serialize_value_items: Callable[[list], bytes] = _PICKLING.items
 """``serialize_value`` of a list of values (of keys), faster for a list of one type."""
 serialize_data_items: Callable[[list], bytes] = _DATA_ONLY.items
 """``serialize_data`` of a list of values (of keys), faster for a list of one type."""
+
+
+# -- key identity ----------------------------------------------------------------------
+
+RAW_KEY_TYPES = frozenset((str, int, bytes))
+"""Key types that stand for themselves in state: a str, int or bytes equals only keys of
+its own type (never 1.0 or True), and then exactly when their bytes are equal."""
+
+
+class KeyIdentity:
+    """A key of any type but str, int and bytes, as state compares it: by its canonical
+    bytes (``serialize_key``). ``key`` is the key itself, for the user."""
+
+    __slots__ = ("key", "data")
+
+    def __init__(self, key: Any):
+        self.key = key
+        try:
+            self.data = serialize_key(key)
+        except Exception as e:
+            raise TypeError(f"key {key!r} cannot be serialized, so it cannot be a key of "
+                            f"keyed state: {e}") from e
+
+    def __eq__(self, other) -> bool:
+        return type(other) is KeyIdentity and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return repr(self.key)
+
+
+_IDENTIFIED_TYPES = RAW_KEY_TYPES | {KeyIdentity}
+
+
+def key_identity(key: Any) -> Any:
+    """What state compares for ``key``: a str, int or bytes key itself, any other its
+    ``KeyIdentity`` (an identity stays itself)."""
+    return key if type(key) in _IDENTIFIED_TYPES else KeyIdentity(key)
+
+
+def user_key(identity: Any) -> Any:
+    """The key of a ``key_identity``: what the user gave."""
+    return identity.key if type(identity) is KeyIdentity else identity
+
 
 PAIR_HEADER = b"\x92"
 """The msgpack header of a two-item list: see ``key_item_bytes``."""

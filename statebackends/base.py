@@ -23,6 +23,11 @@ never registers keeps them, written back unchanged); with ``allow_pickled`` fals
 restore reads no pickled data at all. A refusal raises PickledStateError naming the
 file.
 
+A key is its canonical bytes (``core.codec.key_identity``) on every backend: ``1``,
+``1.0`` and ``True`` are three keys, all NaNs one. A slot holds a str, int or bytes key
+itself and any other key as its ``KeyIdentity``; what hands keys back out
+(``get_current_key``, ``entries``, stored files) gives the key itself.
+
 A key group's changes are stored as msgpack ``{state name: [keys, namespaces, values,
 deleted keys, deleted namespaces]}`` (see ``_encode_group``): parallel lists, so that
 common keys, namespaces and values are msgpack's own types, packed without a hook.
@@ -40,9 +45,9 @@ from statebackends.heap_states import (
     HeapAggregatingState, HeapListState, HeapMapState, HeapReducingState, HeapValueState,
 )
 from core.codec import (
-    NotDataError, Pickled, PickledDataError, deferred_count, deserialize, deserialize_data,
-    deserialize_deferred, resolve_pickled, serialize_data, serialize_data_items, serialize_value,
-    serialize_value_items,
+    RAW_KEY_TYPES, KeyIdentity, NotDataError, Pickled, PickledDataError, deferred_count,
+    deserialize, deserialize_data, deserialize_deferred, key_identity, resolve_pickled,
+    serialize_data, serialize_data_items, serialize_value, serialize_value_items, user_key,
 )
 from core.state_spec import StateKind, StateSpec
 
@@ -75,7 +80,6 @@ DEFAULT_SNAPSHOT_INTERVAL = 10
 # Keys whose slot (key, VOID_NAMESPACE) a backend keeps, to hand out the same tuple each
 # time: see ``set_current_key``.
 SLOT_CACHE_LIMIT = 65_536
-_CACHED_KEY_TYPES = frozenset((str, int, bytes))  # equal to no key of another type
 
 Slot = Tuple[Hashable, Any]
 
@@ -96,6 +100,11 @@ GroupChanges = Dict[str, Tuple[Dict[Slot, Any], list]]
 snapshot has the same shape with no deletes and replaces its key groups."""
 
 _ARRAY_OF_5 = b"\x95"
+
+
+def _user_keys(slots: Iterable[Slot]) -> list:
+    """The keys of ``slots`` as the user gave them."""
+    return [key.key if type(key) is KeyIdentity else key for key, _ in slots]
 
 
 def _map_header(size: int) -> bytes:
@@ -131,8 +140,9 @@ class KeyedStateBackend(ABC):
         self.snapshot_interval = snapshot_interval
         self.version = -1
         self._current_namespace = VOID_NAMESPACE
-        self.current_slot: Slot = (None, VOID_NAMESPACE)
-        """(current key, current namespace): the entry every state object addresses."""
+        self.current_slot: Slot = (key_identity(None), VOID_NAMESPACE)
+        """(current key's identity, current namespace): the entry every state object
+        addresses."""
         self._key_slots: Dict[Hashable, Slot] = {}  # key -> its (key, VOID_NAMESPACE)
         self._tables: Dict[str, MutableMapping[Slot, Any]] = {}
         self._dirty: Dict[str, Set[Slot]] = {}
@@ -150,16 +160,19 @@ class KeyedStateBackend(ABC):
     # -- current key and namespace ---------------------------------------------
 
     def set_current_key(self, key: Hashable) -> None:
-        """Makes every state object address ``key``'s entries.
+        """Makes every state object address ``key``'s entries (``key`` may also be its
+        ``key_identity``).
 
-        Outside a namespace, the slot of a str, int or bytes key is the same tuple object
-        each time (for up to ``SLOT_CACHE_LIMIT`` keys): a state table then finds its
-        entry by identity, where a new tuple costs its allocation and, on every lookup,
-        a comparison of the keys (records of one key arrive as distinct, equal objects).
-        Keys of other types may equal keys of another type (1, True, 1.0), which state
-        keeps apart: their slots are built each time."""
-        if self._current_namespace is not VOID_NAMESPACE or type(key) not in _CACHED_KEY_TYPES:
-            self.current_slot = (key, self._current_namespace)
+        Keys are the same key when their canonical bytes are (see the module docstring):
+        a str, int or bytes key is its own slot key, since such keys are equal exactly
+        when their bytes are; any other key (1.0, True, None, a tuple...) is wrapped in
+        its ``KeyIdentity``, so it never equals a key of another type. Outside a
+        namespace, the slot of a str, int or bytes key is the same tuple object each
+        time (for up to ``SLOT_CACHE_LIMIT`` keys): a state table then finds its entry
+        by identity, where a new tuple costs its allocation and, on every lookup, a
+        comparison of the keys (records of one key arrive as distinct, equal objects)."""
+        if self._current_namespace is not VOID_NAMESPACE or type(key) not in RAW_KEY_TYPES:
+            self.current_slot = (key_identity(key), self._current_namespace)
             return
         slots = self._key_slots
         slot = slots.get(key)
@@ -173,14 +186,16 @@ class KeyedStateBackend(ABC):
         """For an operator's loop over the records of ``keys``: the slots that
         ``set_current_key(key)`` would make current, by key, to set ``current_slot`` from
         without a call. A key not in it goes through ``set_current_key`` (which adds it).
-        Empty within a namespace, or if a key's type may equal keys of another type."""
+        Empty within a namespace, or unless every key is a str, int or bytes."""
         if self._current_namespace is VOID_NAMESPACE and \
-                _CACHED_KEY_TYPES.issuperset(map(type, keys)):
+                RAW_KEY_TYPES.issuperset(map(type, keys)):
             return self._key_slots
         return {}
 
     def get_current_key(self) -> Hashable:
-        return self.current_slot[0]
+        """The current key, as the user gave it."""
+        key = self.current_slot[0]
+        return key.key if type(key) is KeyIdentity else key
 
     def set_current_namespace(self, namespace: Hashable) -> None:
         """Makes every state object address ``namespace`` (e.g. a window)."""
@@ -300,10 +315,10 @@ class KeyedStateBackend(ABC):
                             else serialize_data_items)
             try:
                 parts += (serialize_data(name), _ARRAY_OF_5,
-                          write_keys([slot[0] for slot in puts]),
+                          write_keys(_user_keys(puts)),
                           write_keys([slot[1] for slot in puts]),
                           write_values(list(puts.values())),
-                          write_keys([slot[0] for slot in deletes]),
+                          write_keys(_user_keys(deletes)),
                           write_keys([slot[1] for slot in deletes]))
             except Exception as e:
                 raise self._first_unstorable(name, puts, deletes, e) from e
@@ -315,7 +330,7 @@ class KeyedStateBackend(ABC):
         write_value = self._value_writer(name)
         for slot in (*puts, *deletes):
             try:
-                self._key_writer(slot)
+                self._key_writer((user_key(slot[0]), slot[1]))
             except Exception as e:
                 return self.unstorable(name, slot, e, in_key=True)
             try:
@@ -328,9 +343,10 @@ class KeyedStateBackend(ABC):
     def _read_groups(self, store: StateStore, state_file: StateFile,
                      key_group_range: Tuple[int, int]) -> Iterator[Tuple[int, GroupChanges]]:
         """``(key group, changes)`` of a file written with ``_encode_group``, within
-        ``key_group_range``. Keys and namespaces come back whole (unpickled if the job
-        allows pickled state); pickled values come back as ``Pickled`` placeholders, for
-        ``_declare``. Without ``allow_pickled`` any pickled data raises."""
+        ``key_group_range``, by slot (keys as their ``key_identity``). Keys and
+        namespaces come back whole (unpickled if the job allows pickled state); pickled
+        values come back as ``Pickled`` placeholders, for ``_declare``. Without
+        ``allow_pickled`` any pickled data raises."""
         decode = deserialize_deferred if self.allow_pickled else deserialize_data
 
         def counted(data: bytes) -> Tuple[bool, Any]:
@@ -350,8 +366,9 @@ class KeyedStateBackend(ABC):
                         keys, namespaces, deleted, deleted_namespaces = (
                             resolve_pickled(items, unpickle)
                             for items in (keys, namespaces, deleted, deleted_namespaces))
-                    changes[name] = (dict(zip(zip(keys, namespaces), values)),
-                                     list(zip(deleted, deleted_namespaces)))
+                    changes[name] = (
+                        dict(zip(zip(map(key_identity, keys), namespaces), values)),
+                        list(zip(map(key_identity, deleted), deleted_namespaces)))
                 yield group, changes
         except CorruptFileError as e:
             if isinstance(e.__cause__, PickledDataError):
@@ -365,8 +382,8 @@ class KeyedStateBackend(ABC):
         """Direct access to the entries of a state with one value per slot (value,
         reducing or aggregating state: the value, the reduced value, the accumulator), for
         the engine's built-in keyed operators on their hot path: ``(table, dirty)`` with
-        ``table`` mapping ``(key, namespace)`` to the value and ``dirty`` the set of changed
-        slots. A writer adds every slot it changes to ``dirty`` and never stores None
+        ``table`` mapping ``(key_identity(key), namespace)`` to the value and ``dirty`` the
+        set of changed slots. A writer adds every slot it changes to ``dirty`` and never stores None
         (absent = unset)."""
         if spec.kind not in _ONE_VALUE_KINDS or spec.with_ttl:
             raise TypeError(f"value_table() needs value, reducing or aggregating state "
@@ -386,7 +403,7 @@ class KeyedStateBackend(ABC):
         are ``Pickled`` placeholders."""
         for name, table in list(self._tables.items()):
             for (key, namespace), value in table.items():
-                yield name, key, namespace, value
+                yield name, user_key(key), namespace, value
 
     def state_kinds(self) -> Dict[str, str]:
         """State name -> stored kind ("value", "list", "value with TTL", ...; decoded by

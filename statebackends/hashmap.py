@@ -20,6 +20,7 @@ from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateStore
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, GroupChanges, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
+from core.codec import user_key
 from core.keygroups import assign_key_group
 
 __all__ = ["HashMapKeyedStateBackend"]
@@ -27,7 +28,7 @@ __all__ = ["HashMapKeyedStateBackend"]
 
 class HashMapKeyedStateBackend(KeyedStateBackend):
     """Keyed state of one operator instance over key groups ``start..end`` (inclusive),
-    in dicts ``(key, namespace) -> value``, one per state name."""
+    in dicts ``(key identity, namespace) -> value``, one per state name."""
 
     def _table_of(self, name: str) -> Tuple[Dict[Slot, Any], Set[Slot]]:
         table = self._tables.get(name)
@@ -67,7 +68,8 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
                 key = slot[0]
                 group = key_group_of.get(key)
                 if group is None:
-                    group = key_group_of[key] = assign_key_group(key, self.max_parallelism)
+                    group = key_group_of[key] = assign_key_group(user_key(key),
+                                                                 self.max_parallelism)
                     if not start <= group <= end:
                         raise KeyGroupMismatchError(
                             f"operator {self.operator_id!r} holds state for key {key!r} of key "

@@ -2,7 +2,7 @@
 backend (plain dicts in the hashmap backend, ``RocksDBTable`` views in the RocksDB one).
 
 Each state object reads its entry ``table[backend.current_slot]``, where the
-slot is the (current key, current namespace) pair the backend keeps, and
+slot is the (current key's identity, current namespace) pair the backend keeps, and
 records every changed slot in ``dirty`` for the next changelog. A stored value
 of None (or an empty list or map) never stays in a table: absent means empty.
 
@@ -50,7 +50,7 @@ class _MergingHeapState(_HeapState):
     def merge_namespaces(self, target, sources) -> None:
         """Folds the current key's entries of the ``sources`` namespaces into ``target``
         (Flink's InternalMergingState.mergeNamespaces); the sources become empty."""
-        key = self._backend.get_current_key()
+        key = self._backend.current_slot[0]
         table, dirty = self._table, self._dirty
         merged = None
         for namespace in sources:

@@ -16,10 +16,9 @@ another parallelism copies exactly its groups, and a full snapshot reads group b
 group. Keys and values are msgpack where the type allows, pickle otherwise, where the
 job allows pickled state (``core.codec``, ``statebackends.base``): a
 table reads pickled values only once its state is registered as pickled (before, it
-reads them as ``Pickled`` placeholders, written back unchanged). Keys equal in Python
-but of different types (``1``, ``1.0``, ``True``) are different entries while the job
-runs; the changelog and full-snapshot files (dicts by slot, as the hashmap backend
-writes them) merge them.
+reads them as ``Pickled`` placeholders, written back unchanged). Keys compare by these
+bytes, as on the hashmap backend (its slots hold a key's ``key_identity``, and so do the
+slots a table reads back): ``1``, ``1.0`` and ``True`` are three entries.
 
 Python memory holds the registrations, the slots changed in the current batch, the
 value last read per state, and the batch's writes not yet in RocksDB (at most
@@ -76,8 +75,8 @@ from core.keygroups import assign_key_group
 from core.private_paths import open_private
 from core.codec import (
     PAIR_HEADER, PickledDataError, data_key_item_bytes, deserialize, deserialize_data,
-    deserialize_deferred, key_item_bytes, serialize_data, serialize_data_key, serialize_key,
-    serialize_value,
+    deserialize_deferred, key_identity, key_item_bytes, serialize_data, serialize_data_key,
+    serialize_key, serialize_value, user_key,
 )
 
 __all__ = ["RocksDBKeyedStateBackend", "RocksDBTable", "DirtySlots",
@@ -137,7 +136,7 @@ def _scan(db: Rdict, lower: bytes, upper: bytes,
 
 class DirtySlots(dict):
     """The changed slots of one table since the last ``write_version`` (by their stored
-    key, so ``1`` and ``True`` stay apart); ``add`` also writes back the table's value
+    key); ``add`` also writes back the table's value
     last read for that slot (which the caller may have changed in place)."""
 
     __slots__ = ("_table",)
@@ -259,7 +258,7 @@ class RocksDBTable(MutableMapping):
 
     def _slot_of(self, db_key: bytes) -> Slot:
         try:
-            return tuple(self._backend.read_key(db_key[4:]))
+            return self._backend.read_slot(db_key)
         except PickledDataError:  # (keys of an adopted snapshot are read only here)
             raise self._backend.refused(None, self._pickled_in) from None
 
@@ -296,7 +295,7 @@ def _snapshot_groups(backend: "RocksDBKeyedStateBackend"
         puts = changes.get(name)
         if puts is None:
             puts = changes[name] = ({}, [])
-        puts[0][tuple(backend.read_key(db_key[4:]))] = deserialize_deferred(data)
+        puts[0][backend.read_slot(db_key)] = deserialize_deferred(data)
     if changes:
         yield group, changes
 
@@ -397,7 +396,6 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                              f"got {max_parallelism}")
         super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval,
                          allow_pickled, pickled_keys)
-        self.read_key = self._key_reader  # (RocksDBTable reads keys with it)
         self._key_item = key_item_bytes if self.pickled_keys else data_key_item_bytes
         self._slot_bytes = serialize_key if self.pickled_keys else serialize_data_key
         if incremental is not None:
@@ -486,6 +484,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 if namespace_bytes is not None:
                     body = PAIR_HEADER + key_bytes + namespace_bytes
         else:
+            key = user_key(key)
             group = self._group_of(key)
         if body is None:
             try:
@@ -500,6 +499,11 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         """``error`` of a read from the database; a CorruptFileError naming the stored
         file if it names a working copy of an adopted snapshot's file."""
         return self._stored and self._stored.error(error, "read it") or error
+
+    def read_slot(self, db_key: bytes) -> Slot:
+        """The slot of a db key: its key's ``key_identity`` and its namespace."""
+        key, namespace = self._key_reader(db_key[4:])
+        return key_identity(key), namespace
 
     def _group_of(self, key) -> bytes:
         return _group_prefix(assign_key_group(key, self.max_parallelism))

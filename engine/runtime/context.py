@@ -140,7 +140,7 @@ class TimerService:
         if self._timers is None:
             raise RuntimeError(TIMERS_NEED_KEYS)
         backend = self._backend
-        getattr(self._timers, method)(domain, backend.get_current_key(),
+        getattr(self._timers, method)(domain, backend.current_slot[0],  # (the key's identity)
                                       backend.get_current_namespace(), timestamp)
 
     def register_event_time_timer(self, timestamp: int):

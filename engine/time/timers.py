@@ -4,11 +4,13 @@ A timer is ``(key, namespace, timestamp)`` in one of two domains, event time
 and processing time. Registering a timer that exists keeps one; deleting one
 that does not exist does nothing. Timers live in the operator's keyed state
 backend as entries of an internal value table per domain (slot
-``(key, (namespace, timestamp))`` -> ``True``), so ``write_version`` and
+``(key identity, (namespace, timestamp))`` -> ``True``), so ``write_version`` and
 ``restore`` carry them with the rest of the key's state and a restore into
 another key-group range brings exactly that range's timers. An in-memory
 index per domain orders them for firing; it is rebuilt from the tables when
-the service is constructed (e.g. right after ``restore``).
+the service is constructed (e.g. right after ``restore``). Keys are compared as the
+backend compares them, by ``core.codec.key_identity`` (``1``, ``1.0`` and ``True`` are
+three keys); the methods take a key or its identity and hand back the key itself.
 
     timers = InternalTimerService(backend)
     timers.register(EVENT_TIME, "a", VOID_NAMESPACE, 10)
@@ -29,6 +31,7 @@ from typing import Any, Hashable, Iterable, Iterator, List, NamedTuple, Optional
 
 from sortedcontainers import SortedList
 
+from core.codec import key_identity, user_key
 from core.state_spec import StateKind, StateSpec
 
 from engine.time.windows import TimeWindow
@@ -140,7 +143,8 @@ def _unknown_domain(domain) -> ValueError:
     return ValueError(f"unknown time domain {domain!r}; expected one of {DOMAINS}")
 
 
-# An index entry: (timestamp, key token, namespace token, sequence number, key, namespace).
+# An index entry: (timestamp, key token, namespace token, sequence number, key identity,
+# namespace).
 # The sequence number is unique, so the key and namespace themselves are never compared;
 # it decides only between distinct timers whose tokens are equal (e.g. equal reprs).
 _Entry = Tuple[Any, tuple, tuple, int, Hashable, Hashable]
@@ -170,14 +174,14 @@ class InternalTimerService:
             table, dirty = backend.value_table(spec)
             self._tables[domain] = table
             self._dirty[domain] = dirty
-            slots = list(table)
+            slots = list(table)  # (keys as their identities)
             self._entries[domain] = dict(zip(slots, self.entries_of(
                 (key, namespace, timestamp) for key, (namespace, timestamp) in slots)))
             self._index[domain] = SortedList(self._entries[domain].values())
 
     def _entry(self, key, namespace, timestamp) -> _Entry:
         self._sequence += 1
-        return (timestamp, order_token(key), order_token(namespace), self._sequence,
+        return (timestamp, order_token(user_key(key)), order_token(namespace), self._sequence,
                 key, namespace)
 
     # -- registration ----------------------------------------------------------------
@@ -189,6 +193,7 @@ class InternalTimerService:
         domain (or later in the current one, if one is in progress).
         """
         _check_timestamp(timestamp)
+        key = key_identity(key)
         slot = (key, (namespace, timestamp))
         table = self._table(domain)
         if slot in table:
@@ -203,14 +208,14 @@ class InternalTimerService:
         """``register`` for each ``(key, namespace, timestamp)``, with one index update."""
         table, dirty, entries = self._table(domain), self._dirty[domain], self._entries[domain]
         new = []
-        for timer in timers:
-            key, namespace, timestamp = timer
+        for key, namespace, timestamp in timers:
             _check_timestamp(timestamp)
+            key = key_identity(key)
             slot = (key, (namespace, timestamp))
             if slot not in table:
                 table[slot] = True
                 dirty.add(slot)
-                new.append(timer)
+                new.append((key, namespace, timestamp))
         added = self.entries_of(new)
         for entry in added:
             timestamp, _, _, _, key, namespace = entry
@@ -224,9 +229,10 @@ class InternalTimerService:
         tokens = {}
         entries = []
         for key, namespace, timestamp in timers:
+            key = key_identity(key)
             key_token = tokens.get(key)
             if key_token is None:
-                key_token = tokens[key] = order_token(key)
+                key_token = tokens[key] = order_token(user_key(key))
             namespace_token = tokens.get(namespace)
             if namespace_token is None:
                 namespace_token = tokens[namespace] = order_token(namespace)
@@ -237,7 +243,7 @@ class InternalTimerService:
 
     def delete(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> None:
         """Removes the timer if it is set; a due timer deleted during ``fire`` never fires."""
-        slot = (key, (namespace, timestamp))
+        slot = (key_identity(key), (namespace, timestamp))
         table = self._table(domain)
         if table.pop(slot, None) is None:
             return
@@ -268,12 +274,12 @@ class InternalTimerService:
         del self._tables[domain][slot]
         del self._entries[domain][slot]
         self._dirty[domain].add(slot)
-        return Timer(key, namespace, timestamp)
+        return Timer(user_key(key), namespace, timestamp)
 
     def pop_all_due(self, domain: str, time) -> List[_Entry]:
         """Removes every timer with ``timestamp <= time`` at once and returns their entries
-        ``(timestamp, key token, namespace token, sequence, key, namespace)`` in firing
-        order: for callers whose firing neither registers nor deletes timers."""
+        ``(timestamp, key token, namespace token, sequence, key identity, namespace)`` in
+        firing order: for callers whose firing neither registers nor deletes timers."""
         index = self._index_of(domain)
         end = index.bisect_right((time, _AFTER_EVERY_TOKEN))
         due = list(index.islice(0, end))
@@ -318,9 +324,9 @@ class InternalTimerService:
         return self.count()
 
     def contains(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> bool:
-        return (key, (namespace, timestamp)) in self._table(domain)
+        return (key_identity(key), (namespace, timestamp)) in self._table(domain)
 
     def pending(self, domain: str) -> List[Tuple[Any, Hashable, Hashable]]:
         """All timers of ``domain`` as ``(timestamp, key, namespace)``, in firing order."""
         index = self._index_of(domain)
-        return [(entry[0], entry[4], entry[5]) for entry in index]
+        return [(entry[0], user_key(entry[4]), entry[5]) for entry in index]

@@ -11,6 +11,7 @@ from checkpoint.files import CorruptFileError
 from checkpoint.state_store import StateStore
 from statebackends.base import KeyGroupMismatchError
 from statebackends.hashmap import HashMapKeyedStateBackend
+from core.codec import KeyIdentity
 from core.keygroups import assign_key_group, key_group_range_for_operator
 from core.state_spec import StateKind, StateSpec
 
@@ -255,7 +256,8 @@ def test_state_is_the_model_whatever_the_cache_of_slots_holds(batches):
 
 def test_a_key_outside_a_namespace_gets_the_same_slot_each_time():
     """The slot of a key is one tuple (its table lookups then match by identity); in a
-    namespace, and for an unhashable key, it is built each time."""
+    namespace, and for a key of another type than str, int and bytes (held as its
+    KeyIdentity: even an unhashable key), it is built each time."""
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     backend.set_current_key("a")
     first = backend.current_slot
@@ -269,13 +271,13 @@ def test_a_key_outside_a_namespace_gets_the_same_slot_each_time():
     backend.set_current_namespace(None)
     assert backend.current_slot == ("b", None)
     backend.set_current_key([1])
-    assert backend.current_slot == ([1], None) and backend.get_current_key() == [1]
+    assert backend.current_slot == (KeyIdentity([1]), None) and backend.get_current_key() == [1]
 
 
 def test_key_slots_are_those_set_current_key_makes_current_and_only_for_safe_keys():
     """An operator sets ``current_slot`` from ``key_slots`` without a call: each slot in
-    it is the one ``set_current_key`` makes current. It is empty for keys that equal keys
-    of another type (True == 1), whose slots are built each time, and in a namespace."""
+    it is the one ``set_current_key`` makes current. It is empty for keys of another type
+    than str, int and bytes (held as their KeyIdentity), and in a namespace."""
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     for key in ("a", 7, b"b"):
         backend.set_current_key(key)

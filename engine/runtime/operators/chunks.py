@@ -10,6 +10,8 @@ with the current timestamp again.
 """
 from typing import Callable
 
+from core.codec import RAW_KEY_TYPES, key_identity
+
 
 class KeyedChunk:
     """Elements routed to a keyed operator with their keys, as two lists: it reads as
@@ -30,6 +32,16 @@ class KeyedChunk:
 
     def __reduce__(self):
         return KeyedChunk, (self.keys, self.elements)
+
+
+def keyed_by_identity(pairs):
+    """``pairs`` with each key as state compares it (``core.codec.key_identity``), for
+    operators that group records by key themselves: ``pairs`` as they are if every key
+    is a str, int or bytes."""
+    keys = pairs.keys if type(pairs) is KeyedChunk else [key for key, _ in pairs]
+    if RAW_KEY_TYPES.issuperset(map(type, keys)):
+        return pairs
+    return [(key_identity(key), element) for key, element in pairs]
 
 
 class RecordShape:

@@ -3,6 +3,7 @@ from core.state_spec import StateKind, StateSpec
 
 from engine.errors import OperatorError
 from engine.runtime.operators.base import UdfOperator
+from engine.runtime.operators.chunks import keyed_by_identity
 
 REDUCE_STATE = "_reduce"
 _UNREAD = object()  # a key whose reduced value this batch has not read from state yet
@@ -12,11 +13,11 @@ class ReduceOperator(UdfOperator):
     """Keyed rolling reduce: in STREAMING mode emits the new value per record; in BATCH
     mode emits only each key's final value at the end of input.
 
-    Within a batch the reduced values live in a dict by key (``_batch_values``): state is
-    read once per key and batch, and written back once, when the batch's records are in
-    (``fire_timers``). A key equals the same keys in that dict as in the state table,
-    whose entries are ``(key, VOID_NAMESPACE)``. A batch that fails drops the operator
-    with its dict (``engine.runtime.task.run_task``), so nothing of it reaches state."""
+    Within a batch the reduced values live in a dict by key (``_batch_values``, keyed as
+    the state table is: by ``core.codec.key_identity``): state is read once per key and
+    batch, and written back once, when the batch's records are in (``fire_timers``). A
+    batch that fails drops the operator with its dict (``engine.runtime.task.run_task``),
+    so nothing of it reaches state."""
 
     def __init__(self, function, uses_state: bool = True, pickled: bool = True):
         super().__init__(function)
@@ -41,7 +42,7 @@ class ReduceOperator(UdfOperator):
         set_key = self._backend.set_current_key if self._sets_key else None
         record = None
         try:
-            for key, record in pairs:  # (no generator: this loop is the operator's cost)
+            for key, record in keyed_by_identity(pairs):  # (no generator: the cost is here)
                 if stamped:
                     cursor.timestamp, record = record
                 if set_key is not None:

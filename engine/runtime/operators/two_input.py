@@ -6,6 +6,7 @@ all of input 1's; a broadcast operator processes its broadcast side (input 1) fi
 so a batch's rules apply to the same batch's elements. The task orders the chunks
 (``StageInstance.run_batch``); each input's records keep their order.
 """
+from core.codec import key_identity
 from core.state_spec import StateKind
 
 from engine.errors import OperatorError
@@ -40,13 +41,14 @@ class BroadcastContext(_BroadcastContextBase):
                                "(a keyed stream connected with the broadcast stream)")
         process = getattr(function, "process", function)
         name = state_descriptor.get_name()
-        keys = {key for state, key, _, _ in backend.entries() if state == name}
+        keys = {key_identity(key): key for state, key, _, _ in backend.entries()
+                if state == name}  # (one key per identity: 1 and True are two)
         state = self._operator.task.runtime_context(self._operator.name).state_of(
             state_descriptor)
         previous = backend.get_current_key()
         try:
-            for key in keys:
-                backend.set_current_key(key)
+            for identity, key in keys.items():
+                backend.set_current_key(identity)
                 process(key, state)
         except Exception as e:
             raise OperatorError.wrap(self._operator.name, None, e,

@@ -89,8 +89,8 @@ class _TriggerContext:
 
     def _timer(self, change: str, domain: str, time: int) -> None:
         backend = self._op.task.keyed_backend
-        getattr(self._op.task.timers, change)(domain, backend.get_current_key(), self.window,
-                                              time)
+        getattr(self._op.task.timers, change)(domain, backend.current_slot[0], self.window,
+                                              time)  # (the current key's identity)
 
     def register_event_time_timer(self, time: int) -> None:
         self._timer("register", EVENT_TIME, time)

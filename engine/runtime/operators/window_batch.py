@@ -25,6 +25,7 @@ test_window_batch.py`` compares both on random inputs).
 """
 import heapq
 
+from core.codec import user_key
 from engine.errors import OperatorError
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME
 from engine.time.triggers import EventTimeTrigger, ProcessingTimeTrigger
@@ -32,6 +33,7 @@ from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from engine.time.windows import (MIN_LONG, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
                             TimeWindow, TumblingEventTimeWindows,
                             TumblingProcessingTimeWindows)
+from engine.runtime.operators.chunks import keyed_by_identity
 from engine.runtime.operators.window import WindowOperator
 
 _ABSENT = object()
@@ -73,7 +75,7 @@ class BatchWindowOperator(WindowOperator):
             self._reduce = None
             self._create_accumulator = function.create_accumulator
             self._accumulate, self._result = function.add, function.get_result
-        self._batch = {}  # key -> {window start: [window, contents]}
+        self._batch = {}  # key identity -> {window start: [window, contents]}
         self._windows = {}  # window start -> the batch's TimeWindow, one for all keys
         self._domain = EVENT_TIME if self.event_time else PROCESSING_TIME
 
@@ -92,7 +94,7 @@ class BatchWindowOperator(WindowOperator):
         now = self.task.clock.processing_time
         value = None
         try:
-            for key, element in pairs:
+            for key, element in keyed_by_identity(pairs):  # (keyed as state and timers are)
                 timestamp, value = element if timed else (None, element)
                 if not event_time:
                     time = now
@@ -177,7 +179,7 @@ class BatchWindowOperator(WindowOperator):
                     contents = result_of(contents)
                 if contents is not None and contents != []:
                     set_key(key)
-                    results = call(key, window, contents)
+                    results = call(user_key(key), window, contents)
                     if results is not None:
                         out.extend([(end, result) for result in results] if timed else results)
             if cleans:
