@@ -3,8 +3,9 @@
 ``stable_hash`` hashes a canonical serialization of a key: Python's built-in
 ``hash()`` is salted per process and must never decide where a key lives.
 Values that compare equal hash equal (``1 == 1.0 == True``, a tuple and a
-namedtuple/Row with the same fields), so they share one state entry and one
-key group.
+namedtuple/Row with the same fields), so they fall in the same key group; state
+still keeps them apart as separate entries, since a key is its canonical bytes
+(``core.codec.key_identity``).
 """
 from __future__ import annotations
 

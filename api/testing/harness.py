@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, Hashable, Iterable, List, NamedTuple, Optional
 
 from api.datastream import functions as fn
+from core.codec import key_identity
 from engine.errors import OperatorError
 from engine.runtime.operators.base import is_pickled
 from engine.runtime.operators.udf import ProcessOperator
@@ -221,16 +222,21 @@ class KeyedProcessFunctionHarness:
     def state(self, name, key: Hashable):
         """The value of state ``name`` (a name or a state descriptor) for ``key``: the
         value of a ValueState, a list for a ListState, a dict for a MapState, the
-        accumulator of a Reducing/AggregatingState; None if empty. A copy."""
+        accumulator of a Reducing/AggregatingState; None if empty. A copy. Keys compare as
+        state compares them (``core.codec.key_identity``: 1, 1.0 and True are three)."""
         name = name.get_name() if hasattr(name, "get_name") else name
+        identity = key_identity(key)
         for state_name, state_key, namespace, value in self.backend.entries():
-            if state_name == name and state_key == key and namespace == VOID_NAMESPACE:
+            if state_name == name and namespace == VOID_NAMESPACE and \
+                    key_identity(state_key) == identity:
                 return _copy(value)
         return None
 
     def keyed_state(self) -> Dict[Hashable, Dict[str, Any]]:
         """Every key's non-empty states: ``{key: {state name: value}}`` (copies, as from
-        ``state``); timers are not included (see ``pending_timers``)."""
+        ``state``); timers are not included (see ``pending_timers``). Keys equal in Python
+        but distinct in state (1 and True) share one entry of this dict: ``state`` tells
+        them apart."""
         view: Dict[Hashable, Dict[str, Any]] = {}
         for name, key, namespace, value in self.backend.entries():
             if name not in self._internal_states and namespace == VOID_NAMESPACE:
