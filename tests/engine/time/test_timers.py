@@ -1,5 +1,6 @@
 """InternalTimerService: dedup, firing order, firing-time changes, persistence and rescaling
 through the hashmap backend, and a property test against a plain-set model."""
+import math
 import os
 import tempfile
 
@@ -12,6 +13,7 @@ from engine.time.timers import (
 )
 from statebackends.base import VOID_NAMESPACE
 from statebackends.hashmap import HashMapKeyedStateBackend
+from statebackends.rocksdb import RocksDBKeyedStateBackend
 from core.keygroups import assign_key_group, key_group_range_for_operator
 
 FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -217,6 +219,29 @@ def test_ties_between_window_namespaces_follow_the_window_order():
 @pytest.fixture
 def store(tmp_path):
     return StateStore(str(tmp_path))
+
+
+@pytest.mark.parametrize("backend_class", [HashMapKeyedStateBackend, RocksDBKeyedStateBackend])
+def test_timers_of_equal_keys_of_other_types_are_other_timers(store, backend_class):
+    """Keys are their bytes (core.codec.key_identity): 1, 1.0 and True have a timer each,
+    every NaN shares one; they fire, after a restore, with the keys as registered."""
+    options = {"local_dir": FAST_TMP} if backend_class is RocksDBKeyedStateBackend else {}
+    backend = backend_class("op", FULL_RANGE, MAX_PARALLELISM, **options)
+    timers = InternalTimerService(backend)
+    for key in (1, True, 1.0, float("nan"), float("nan"), None, (1, 2), (1.0, 2)):
+        timers.register(EVENT_TIME, key, None, 5)
+    assert timers.count() == 7
+    assert timers.contains(EVENT_TIME, float("nan"), None, 5)
+    assert not timers.contains(EVENT_TIME, 2.0, None, 5)
+    backend.write_version(store, 0)
+    backend.close()
+    backend = backend_class.restore(store, "op", FULL_RANGE, MAX_PARALLELISM, 0, **options)
+    fired = list(InternalTimerService(backend).fire(EVENT_TIME, 10))
+    assert sorted(repr(timer.key) for timer in fired) == \
+        ["(1, 2)", "(1.0, 2)", "1", "1.0", "None", "True", "nan"]
+    assert any(timer.key is True for timer in fired)
+    assert any(type(timer.key) is float and math.isnan(timer.key) for timer in fired)
+    backend.close()
 
 
 def test_timers_survive_write_and_restore_with_the_keyed_state(store):
