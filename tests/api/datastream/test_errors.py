@@ -110,16 +110,6 @@ def test_failing_reduce_function(env_factory):
     assert "TypeError" in str(info.value)
 
 
-def test_a_reduce_over_an_unhashable_key_names_the_operator_and_the_record(env_factory):
-    env = env_factory(parallelism=1)
-    (env.from_collection([("a", 1), ("a", 2)]).key_by(lambda r: [r[0]])
-     .reduce(lambda a, b: (a[0], a[1] + b[1])).print())
-    with pytest.raises(JobExecutionException,
-                       match=r"Operator 'Reduce' failed on record \('a', 1\): "
-                             r"TypeError: unhashable type: 'list'"):
-        env.execute()
-
-
 def test_failing_key_selector():
     env = make_env("local", parallelism=2)
     env.from_collection([(1,), ()]).key_by(lambda r: r[0]).sum(0).print()

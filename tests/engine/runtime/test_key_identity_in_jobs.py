@@ -139,3 +139,11 @@ def test_keys_are_their_bytes_on_every_backend(data, parallelisms, batch_mode, b
         task.CACHED_INSTANCES = cached
     assert results["hashmap"] == expected
     assert results["rocksdb"] == expected
+
+
+def test_an_unhashable_key_is_a_key_by_its_bytes():
+    """As in PyFlink, whose keys are pickled bytes: a list key groups records too."""
+    env = make_env("local", parallelism=2)
+    reduced = env.from_collection([("a", 1), ("b", 2), ("a", 3)]).key_by(lambda r: [r[0]]) \
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+    assert sorted(reduced.execute_and_collect()) == [("a", 1), ("a", 4), ("b", 2)]
