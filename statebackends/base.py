@@ -398,9 +398,9 @@ class KeyedStateBackend(ABC):
     # -- inspection --------------------------------------------------------------
 
     def entries(self) -> Iterator[Tuple[str, Hashable, Hashable, Any]]:
-        """All stored (state name, key, namespace, value) entries, for tests and tools.
-        Pickled values of a restored state the job has not registered (``state``) since
-        are ``Pickled`` placeholders."""
+        """All stored (state name, key, namespace, value) entries, for tests and tools,
+        with each key as the user gave it. Pickled values of a restored state the job has
+        not registered (``state``) since are ``Pickled`` placeholders."""
         for name, table in list(self._tables.items()):
             for (key, namespace), value in table.items():
                 yield name, user_key(key), namespace, value
