@@ -101,6 +101,12 @@ class _SourceSplits:
                 self.positions[split] = split_range.end
         return ranges
 
+    def has_input(self) -> bool:
+        """Whether some split's source says records wait to be read now."""
+        return any(self.source.has_input(split, position)
+                   for split, position in self.positions.items()
+                   if split not in self.reported and not self.is_finished(split))
+
     def report(self, split: str, position: Any) -> None:
         self.positions[split] = position
         self.reported.discard(split)
@@ -301,9 +307,12 @@ class JobRunner:
                     self.stopped = stop
                     return "finished"
                 batch_id += 1
-                if not self.bounded:  # wait for the next trigger, so idle jobs don't spin
-                    time.sleep(max(0.0, settings.batch_interval_ms / 1000
-                                   - (time.monotonic() - started)))
+                # Unbounded: the next batch starts at the next interval, so that an idle
+                # job does not spin, or at once when input is waiting.
+                wait = settings.batch_interval_ms / 1000 - (time.monotonic() - started)
+                if not self.bounded and wait > 0 and \
+                        not any(s.has_input() for s in self.splits.values()):
+                    self._cancelled_within(wait)
             commits.wait()
             return "cancelled"
         finally:
@@ -313,7 +322,8 @@ class JobRunner:
                 sink.committer.close()
 
     def _cancelled_within(self, seconds: float) -> bool:
-        """Waits ``seconds`` (a restart's delay); True as soon as the job is cancelled."""
+        """Waits ``seconds`` (a restart's delay, the rest of a batch interval); True as
+        soon as the job is cancelled."""
         deadline = time.monotonic() + seconds
         while not self.cancelled and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))

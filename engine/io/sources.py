@@ -72,6 +72,12 @@ class Source:
         ``read`` returned the position None."""
         return position is None
 
+    def has_input(self, split: str, position: Any) -> bool:
+        """Driver, between the batches of an unbounded job: whether records wait after
+        ``position`` now, so that the next batch starts at once instead of at the next
+        interval. The default: the source cannot tell (False)."""
+        return False
+
     def read(self, descriptor: Any) -> Tuple[Iterable, Any]:
         """Task: the records of a planned range, and the split's position after them.
         A record that is skipped as unreadable (a format's ignore-parse-errors) counts in

@@ -205,6 +205,9 @@ class KafkaPartitionSource(Source):
         stop = self._stop(split)
         return stop is not None and position >= stop
 
+    def has_input(self, split: str, position: int) -> bool:
+        return self._watermarks(split)[1] > position
+
     # task ------------------------------------------------------------------------------
 
     def read(self, descriptor) -> Tuple[List[Tuple[int, Any]], int]:

@@ -478,3 +478,28 @@ def test_records_skipped_as_unreadable_are_the_sources_num_records_in_errors(kaf
     assert metrics["job"]["numRecordsInErrors"] == 2
     assert metrics["operators"]["Source: orders"]["numRecordsInErrors"] == 2
     assert metrics["operators"]["Source: orders"]["numRecordsIn"] == 2
+
+
+def test_the_next_batch_starts_at_once_while_input_waits(kafka_broker):
+    # An interval of ten minutes between batches, and records for five batches waiting:
+    # a batch that finds more input after it starts the next one at once. (Waiting out
+    # the interval, the job would take 40 minutes.)
+    topic = create_topic(kafka_broker.bootstrap, unique_topic("waiting"), 1)
+    produce(kafka_broker.bootstrap, topic, [str(i) for i in range(50)])
+    assert source(kafka_broker.bootstrap, topic).has_input(f"{topic}:0", 0)
+    env = make_env("local", micro_batch_size=10,
+                   **{"execution.micro-batch.interval": 600_000})
+    sink = GatheringSink()
+    env.from_source(KafkaSource.builder().set_bootstrap_servers(kafka_broker.bootstrap)
+                    .set_topics(topic).set_value_only_deserializer(SimpleStringSchema())
+                    .set_starting_offsets(KafkaOffsetsInitializer.earliest()).build(),
+                    WatermarkStrategy.no_watermarks(), "waiting").add_sink(sink)
+    client = env.execute_async()
+    try:
+        deadline = time.time() + 60
+        while len(sink.values()) < 50 and time.time() < deadline:
+            time.sleep(0.05)
+        assert sorted(map(int, sink.values())) == list(range(50))
+    finally:
+        client.cancel().result(timeout=30)
+    assert not source(kafka_broker.bootstrap, topic).has_input(f"{topic}:0", 50)
