@@ -18,13 +18,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 class Count(KeyedProcessFunction):
     """Emits ``(key, n, value)`` for the key's n-th record ``(key, value)``; slow enough
-    that a kill lands mid-job."""
+    (``pause`` s a record) that a kill lands mid-job."""
+
+    pause = 0.001
 
     def open(self, runtime_context):
         self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))
 
     def process_element(self, value, ctx):
-        time.sleep(0.001)
+        time.sleep(self.pause)
         n = (self.count.value() or 0) + 1
         self.count.update(n)
         yield value[0], n, value[1]

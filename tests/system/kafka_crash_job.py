@@ -1,10 +1,11 @@
 """The job the Kafka crash test runs in a process of its own and kills with SIGKILL:
 
-    python kafka_crash_job.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINTS ENDS [EXECUTOR]
+    python kafka_crash_job.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINTS ENDS [EXECUTOR [BATCH]]
 
-Reads ``key,value`` records from IN_TOPIC (bounded: up to its end when the job first
-starts) in micro-batches of 20 offsets per partition, counts each key's records in keyed
-state and writes ``key,n,value`` per record to OUT_TOPIC with EXACTLY_ONCE."""
+Reads ``key,value`` records from IN_TOPIC (bounded: up to the offsets ENDS) in
+micro-batches of 20 (or BATCH) offsets per partition, counts each key's records in keyed
+state (slowly, unless BATCH is given: then as fast as it can) and writes ``key,n,value``
+per record to OUT_TOPIC with EXACTLY_ONCE."""
 import sys
 
 from api.common import Configuration, Types, WatermarkStrategy
@@ -17,10 +18,11 @@ from api.datastream.connectors.kafka import (KafkaOffsetsInitializer,
 from tests.system.crash import Count
 
 
-def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets, executor):
+def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets, executor, batch):
     config = Configuration()
     config.set_string("execution.executor", executor)
-    config.set_string("execution.micro-batch.size", "20")
+    config.set_string("execution.micro-batch.size", str(batch or 20))
+    Count.pause = 0 if batch else Count.pause
     config.set_string("state.checkpoints.dir", checkpoints)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
@@ -46,4 +48,5 @@ if __name__ == "__main__":
     main(bootstrap, in_topic, out_topic, checkpoints,
          {KafkaTopicPartition(in_topic, int(p)): int(o)
           for p, o in (pair.split(":") for pair in ends.split(","))},
-         sys.argv[6] if len(sys.argv) > 6 else "local")
+         sys.argv[6] if len(sys.argv) > 6 else "local",
+         int(sys.argv[7]) if len(sys.argv) > 7 else None)

@@ -12,6 +12,7 @@ from api.datastream import MapFunction
 from engine.errors import JobExecutionException
 from engine.executor import task_host
 from engine.executor.spark import one_task_per_partition, task_attempts
+from engine.runtime import task
 from tests.conftest import make_env
 
 
@@ -51,31 +52,29 @@ def test_only_with_object_reuse_a_record_for_the_own_index_is_not_pickled(spark,
             list(locked.execute_and_collect())
 
 
-def exchange_batches() -> list:
-    """The batch directories of chunk files on this machine, of any run."""
-    return glob.glob(os.path.join(task_host.run_directory("*"), "exchange", "*"))
+def exchange_batches(run_id: str = "*") -> list:
+    """The batch directories of chunk files on this machine, of a run (or of any)."""
+    return glob.glob(os.path.join(task_host.run_directory(run_id), "exchange", "*"))
 
 
 class SeesExchangeFiles(MapFunction):
     """Counts the chunk files' batch directories, and their files, of its job."""
 
-    def __init__(self, other_jobs: list):
-        self.other_jobs = set(other_jobs)
-
     def map(self, value):
-        batches = set(exchange_batches()) - self.other_jobs
-        return value, len(batches), sum(len(os.listdir(b)) for b in batches)
+        (run_id,) = task._jobs  # (it runs in a subtask host, which serves one run)
+        batches = exchange_batches(run_id)
+        return value, len(batches), sum(len(os.listdir(b)) for b in batches), run_id
 
 
 def test_on_a_local_master_chunks_cross_stages_in_files_kept_for_their_batch_only(spark):
     env = make_env("spark", parallelism=2, micro_batch_size=5)  # 3 batches
-    before = exchange_batches()
     out = list(env.from_collection(list(range(30))).key_by(lambda x: x % 3)
-               .map(SeesExchangeFiles(before)).execute_and_collect())
-    assert sorted(value for value, _, _ in out) == list(range(30))
-    assert {batches for _, batches, _ in out} == {1}  # the running batch's, no other
-    assert all(files > 0 for _, _, files in out)
-    assert exchange_batches() == before
+               .map(SeesExchangeFiles()).execute_and_collect())
+    assert sorted(value for value, _, _, _ in out) == list(range(30))
+    assert {batches for _, batches, _, _ in out} == {1}  # the running batch's, no other
+    assert all(files > 0 for _, _, files, _ in out)
+    (run_id,) = {run_id for _, _, _, run_id in out}
+    assert exchange_batches(run_id) == []
 
 
 class SparkStage(MapFunction):
