@@ -20,7 +20,8 @@ class Count(KeyedProcessFunction):
     """Emits ``(key, n, value)`` for the key's n-th record ``(key, value)``; slow enough
     (``pause`` s a record) that a kill lands mid-job."""
 
-    pause = 0.001
+    def __init__(self, pause: float = 0.001):
+        self.pause = pause
 
     def open(self, runtime_context):
         self.count = runtime_context.get_state(ValueStateDescriptor("n", Types.INT()))

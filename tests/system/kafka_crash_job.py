@@ -22,7 +22,6 @@ def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets, executor, bat
     config = Configuration()
     config.set_string("execution.executor", executor)
     config.set_string("execution.micro-batch.size", str(batch or 20))
-    Count.pause = 0 if batch else Count.pause
     config.set_string("state.checkpoints.dir", checkpoints)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
@@ -37,7 +36,8 @@ def main(bootstrap, in_topic, out_topic, checkpoints, end_offsets, executor, bat
         .set_transactional_id_prefix("crash").build()
     env.from_source(source, WatermarkStrategy.no_watermarks(), "in").uid("in") \
         .map(lambda v: tuple(v.split(","))).key_by(lambda r: r[0]) \
-        .process(Count()).uid("count").map(lambda r: ",".join(map(str, r)), Types.STRING()) \
+        .process(Count(0 if batch else 0.001)).uid("count") \
+        .map(lambda r: ",".join(map(str, r)), Types.STRING()) \
         .sink_to(sink).uid("out")
     env.execute("kafka-crash-job")
 
