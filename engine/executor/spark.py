@@ -27,7 +27,6 @@ from typing import Callable, Dict, List, Optional
 
 import cloudpickle
 
-from checkpoint import storage
 from engine.errors import JobExecutionException
 from engine.batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
 from engine.executor.python_dependencies import Bundle, restore_working_directory
