@@ -13,9 +13,10 @@ consumer of the output topic reports p50/p99 of (output record's Kafka timestamp
 record's Kafka timestamp).
 """
 import argparse
-import statistics
+import os
 import threading
 import time
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from api.common import Configuration, Types, WatermarkStrategy
 from api.common.serialization import SimpleStringSchema
@@ -30,6 +31,8 @@ from benchmarks.kafka_broker import TansuBroker, create_topic, produce_many, uni
 
 GUARANTEES = {"none": DeliveryGuarantee.NONE, "at-least-once": DeliveryGuarantee.AT_LEAST_ONCE,
               "exactly-once": DeliveryGuarantee.EXACTLY_ONCE}
+OVER_TIME, AGAINST_RATE = "kafka-latency-over-time.png", "kafka-latency-vs-rate.png"
+MIN_RATE = 100  # records/s: the sustainable search gives up below it
 upper = str.upper
 
 
@@ -110,7 +113,54 @@ class CountWithInputTime(KeyedProcessFunction):
         yield f"{value},{n},{ctx.timestamp()}"
 
 
-def measure_latency(opts, session, bootstrap, rate: int, seconds: float):
+class LatencyRun(NamedTuple):
+    """One run of the latency job at an offered ``rate``: per result, in arrival order,
+    (seconds from the start of the offering to the output timestamp, latency in ms)."""
+    guarantee: str
+    rate: int
+    seconds: float
+    series: List[Tuple[float, int]]
+
+    def steady(self) -> List[Tuple[float, int]]:
+        """The series without its first 10 % (the job catching up after its start)."""
+        return self.series[len(self.series) // 10:] if len(self.series) > 20 else self.series
+
+    def percentiles(self) -> Tuple[Optional[int], Optional[int]]:
+        """p50 and p99 of the steady latencies (None without results)."""
+        return percentiles([latency for _, latency in self.steady()])
+
+    def thirds(self) -> Tuple[Optional[int], Optional[int]]:
+        """p50 of the steady latencies of the run's first and last thirds of time."""
+        steady = self.steady()
+        return (percentiles([l for t, l in steady if t < self.seconds / 3])[0],
+                percentiles([l for t, l in steady if t >= self.seconds * 2 / 3])[0])
+
+    def verdict(self, p99_ms: float) -> str:
+        """"sustainable", or why not: no results, p99 over the bound, or falling behind
+        (p50 of the last third over twice the first third's and over half the bound)."""
+        p50, p99 = self.percentiles()
+        first, last = self.thirds()
+        if p99 is None:
+            return "no results"
+        if p99 >= p99_ms:
+            return "p99 over bound"
+        if last is None or (first is not None and last > 2 * first and last > p99_ms / 2):
+            return "falling behind"
+        return "sustainable"
+
+
+def percentiles(latencies) -> Tuple[Optional[int], Optional[int]]:
+    """p50 and p99 of ``latencies`` (None, None if empty)."""
+    if not latencies:
+        return None, None
+    ordered = sorted(latencies)
+    return tuple(ordered[min(len(ordered) - 1, int(len(ordered) * q))] for q in (0.5, 0.99))
+
+
+def measure_latency(opts, session, bootstrap, guarantee: str, rate: int,
+                    seconds: float) -> LatencyRun:
+    """Runs the keyed count job ``seconds`` seconds (after ``opts.warmup``) while a
+    producer offers ``rate`` records/s, and collects each result's latency."""
     from confluent_kafka import Consumer, Producer, TopicPartition
     source_topic = create_topic(bootstrap, unique_topic("lat-in"), 2)
     out = create_topic(bootstrap, unique_topic("lat-out"), 2)
@@ -118,9 +168,9 @@ def measure_latency(opts, session, bootstrap, rate: int, seconds: float):
     env.from_source(_source(bootstrap, source_topic, bounded=False),
                     WatermarkStrategy.no_watermarks(), "in") \
         .key_by(lambda v: v).process(CountWithInputTime(), Types.STRING()) \
-        .sink_to(_sink(bootstrap, out, GUARANTEES[opts.guarantee]))
+        .sink_to(_sink(bootstrap, out, GUARANTEES[guarantee]))
     client = env.execute_async("kafka-latency")
-    latencies = []
+    series = []
     stop = threading.Event()
 
     def offer():
@@ -140,40 +190,175 @@ def measure_latency(opts, session, bootstrap, rate: int, seconds: float):
     consumer.assign([TopicPartition(out, p, 0) for p in range(2)])
     time.sleep(opts.warmup)  # the job's first batches (Spark workers start)
     offering = threading.Thread(target=offer, daemon=True)
+    started_ms = time.time() * 1000
     offering.start()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         for message in consumer.consume(1000, 0.1):
             if message.error() is None:
                 input_time = int(message.value().decode().rsplit(",", 1)[1])
-                latencies.append(message.timestamp()[1] - input_time)
+                output_time = message.timestamp()[1]
+                series.append(((output_time - started_ms) / 1000, output_time - input_time))
     stop.set()
     offering.join()
     client.cancel().result(timeout=60)
     consumer.close()
-    latencies.sort()
-    cut = len(latencies) // 10  # the first 10 %: the job catching up after its start
-    steady = latencies[cut:] if len(latencies) > 20 else latencies
-    if not steady:
-        return 0, None, None
-    steady.sort()
-    return (len(latencies), statistics.median(steady),
-            steady[min(len(steady) - 1, int(len(steady) * 0.99))])
+    return LatencyRun(guarantee, rate, seconds, series)
+
+
+def find_sustainable(trial: Callable[[int], LatencyRun], start_rate: int, max_rate: int,
+                     p99_ms: float) -> List[LatencyRun]:
+    """The runs of a search for the highest sustainable rate: doubling from
+    ``start_rate`` (capped at ``max_rate``) while sustainable, then bisecting between the
+    last good and the first bad rate until they are within 15 %; halving from the start
+    while nothing is sustainable, down to MIN_RATE."""
+    runs, good, bad = [], 0, None
+    rate = start_rate
+    while True:
+        runs.append(trial(rate))
+        if runs[-1].verdict(p99_ms) == "sustainable":
+            good = rate
+        else:
+            bad = rate
+        if bad is None:
+            if rate >= max_rate:
+                return runs
+            rate = min(2 * rate, max_rate)
+        else:
+            rate = (good + bad) // 2
+            if bad <= good * 1.15 or rate < MIN_RATE:
+                return runs
+
+
+def highest_sustainable(runs: List[LatencyRun], p99_ms: float) -> Optional[LatencyRun]:
+    """The run at the highest sustainable rate, if any."""
+    good = [run for run in runs if run.verdict(p99_ms) == "sustainable"]
+    return max(good, key=lambda run: run.rate) if good else None
+
+
+def _ms(value) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def print_trial(run: LatencyRun, p99_ms: float) -> None:
+    """One row of the table of tried rates."""
+    p50, p99 = run.percentiles()
+    first, last = run.thirds()
+    print(f"{run.guarantee:<14} {run.rate:>10,} {len(run.series):>9,} {_ms(p50):>7} "
+          f"{_ms(p99):>7} {_ms(first):>8} / {_ms(last):<8} {run.verdict(p99_ms)}", flush=True)
+
+
+def print_summary(runs: List[LatencyRun], guarantees: List[str], p99_ms: float) -> None:
+    """Per guarantee: the highest sustainable rate and its p50/p99."""
+    print(f"\n{'guarantee':<14} {'sustainable/s':>13} {'p50 ms':>7} {'p99 ms':>7}")
+    for guarantee in guarantees:
+        best = highest_sustainable([r for r in runs if r.guarantee == guarantee], p99_ms)
+        p50, p99 = best.percentiles() if best else (None, None)
+        print(f"{guarantee:<14} {_ms(best and best.rate):>13} {_ms(p50):>7} {_ms(p99):>7}")
+
+
+def _axes():
+    """New axes of a 9 x 5 inch figure on matplotlib's file-only backend."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+    return pyplot.subplots(figsize=(9, 5))[1]
+
+
+def _save(axes, path: str, p99_ms: Optional[float], **labels) -> None:
+    """Draws the bound (if any), labels the axes, writes the PNG and frees the figure."""
+    from matplotlib import pyplot
+    if p99_ms is not None:
+        axes.axhline(p99_ms, color="grey", linestyle=":", label=f"bound {p99_ms:,.0f} ms")
+    axes.set(**labels)
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize="small")
+    axes.figure.savefig(path, dpi=100, bbox_inches="tight")
+    pyplot.close(axes.figure)
+
+
+def chart_over_time(runs: List[LatencyRun], path: str, p99_ms: Optional[float] = None):
+    """PNG of p50 (dashed) and p99 latency per 1 s window over each run."""
+    axes = _axes()
+    for run in runs:
+        windows = {}
+        for t, latency in run.steady():
+            windows.setdefault(int(t), []).append(latency)
+        seconds = sorted(windows)
+        p50s, p99s = zip(*(percentiles(windows[s]) for s in seconds)) if seconds else ((), ())
+        label = f"{run.guarantee}, {run.rate:,}/s"
+        line, = axes.plot(seconds, p99s, label=f"{label}: p99")
+        axes.plot(seconds, p50s, linestyle="--", color=line.get_color(), label=f"{label}: p50")
+    _save(axes, path, p99_ms, xlabel="seconds since the offering started",
+          ylabel="latency (ms)", title="Kafka -> keyed count -> Kafka: latency per 1 s window")
+
+
+def chart_against_rate(runs: List[LatencyRun], guarantees: List[str], path: str,
+                       p99_ms: float):
+    """PNG of p99 latency against offered rate per guarantee (log x), with the bound;
+    dots are sustainable runs, crosses are not."""
+    axes = _axes()
+    for guarantee in guarantees:
+        tried = sorted((r for r in runs if r.guarantee == guarantee and r.series),
+                       key=lambda r: r.rate)
+        line, = axes.plot([r.rate for r in tried], [r.percentiles()[1] for r in tried],
+                          label=guarantee)
+        for run in tried:
+            axes.plot(run.rate, run.percentiles()[1], color=line.get_color(),
+                      marker="o" if run.verdict(p99_ms) == "sustainable" else "x")
+    axes.set_xscale("log")
+    _save(axes, path, p99_ms, xlabel="offered rate (records/s)", ylabel="p99 latency (ms)",
+          title="Kafka -> keyed count -> Kafka: p99 against offered rate (o sustainable, x not)")
+
+
+def sustainable(opts, session, bootstrap) -> List[LatencyRun]:
+    """Searches the highest sustainable rate per guarantee, prints the tables and writes
+    the charts."""
+    guarantees = opts.guarantees.split(",")
+    print(f"Kafka -> keyed count -> Kafka, {opts.seconds:g} s per rate, p99 bound "
+          f"{opts.p99_ms:g} ms, {opts.executor} parallelism {opts.parallelism}\n"
+          f"{'guarantee':<14} {'offered/s':>10} {'results':>9} {'p50 ms':>7} {'p99 ms':>7} "
+          f"{'p50 first / last third':<19} verdict")
+    runs = []
+    for guarantee in guarantees:
+        def trial(rate):
+            run = measure_latency(opts, session, bootstrap, guarantee, rate, opts.seconds)
+            print_trial(run, opts.p99_ms)
+            return run
+        runs += find_sustainable(trial, opts.start_rate, opts.max_rate, opts.p99_ms)
+    print_summary(runs, guarantees, opts.p99_ms)
+    charts = opts.charts or os.path.join("benchmarks", "charts")
+    os.makedirs(charts, exist_ok=True)
+    best = [highest_sustainable([r for r in runs if r.guarantee == g], opts.p99_ms)
+            for g in guarantees]
+    chart_over_time([run for run in best if run], os.path.join(charts, OVER_TIME), opts.p99_ms)
+    chart_against_rate(runs, guarantees, os.path.join(charts, AGAINST_RATE), opts.p99_ms)
+    print(f"charts: {os.path.join(charts, OVER_TIME)}, {os.path.join(charts, AGAINST_RATE)}")
+    return runs
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["throughput", "latency"])
+    parser.add_argument("what", choices=["throughput", "latency", "sustainable"])
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--rates", default="1000,10000")
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float,
+                        help="per rate; default 20 (latency), 120 (sustainable)")
     parser.add_argument("--warmup", type=float, default=8)
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--executor", default="spark")
     parser.add_argument("--micro-batch-size", type=int, default=500_000)
     parser.add_argument("--interval-ms", type=int, default=100)
     parser.add_argument("--guarantee", choices=list(GUARANTEES), default="exactly-once")
+    parser.add_argument("--guarantees", default="at-least-once,exactly-once")
+    parser.add_argument("--p99-ms", type=float, default=1000)
+    parser.add_argument("--start-rate", type=int, default=1000)
+    parser.add_argument("--max-rate", type=int, default=64_000)
+    parser.add_argument("--charts", help="directory of the PNG charts; default "
+                        "benchmarks/charts (sustainable), none (latency)")
     opts = parser.parse_args(argv)
+    if opts.seconds is None:
+        opts.seconds = 120 if opts.what == "sustainable" else 20
     session = get_spark_session(f"local[{opts.parallelism}]", {}) \
         if opts.executor == "spark" else None
     broker = TansuBroker().start()
@@ -189,11 +374,20 @@ def main(argv=None):
                   f"{opts.executor} parallelism {opts.parallelism}: "
                   f"ours {opts.n / ours:,.0f} rec/s ({ours:.2f} s), pure-Python loop "
                   f"{opts.n / base:,.0f} rec/s ({base:.2f} s), ratio {base / ours:.3f}")
-        else:
+        elif opts.what == "latency":
+            runs = []
             for rate in [int(r) for r in opts.rates.split(",")]:
-                count, p50, p99 = measure_latency(opts, session, bootstrap, rate, opts.seconds)
+                runs.append(measure_latency(opts, session, bootstrap, opts.guarantee, rate,
+                                            opts.seconds))
+                p50, p99 = runs[-1].percentiles()
                 print(f"Kafka -> keyed count -> Kafka ({opts.guarantee}) at {rate:,} rec/s "
-                      f"offered: {count:,} results, latency p50 {p50} ms, p99 {p99} ms")
+                      f"offered: {len(runs[-1].series):,} results, latency p50 {p50} ms, "
+                      f"p99 {p99} ms")
+            if opts.charts:
+                os.makedirs(opts.charts, exist_ok=True)
+                chart_over_time(runs, os.path.join(opts.charts, OVER_TIME))
+        else:
+            sustainable(opts, session, bootstrap)
     finally:
         broker.stop()
 
