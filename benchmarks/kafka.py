@@ -1,7 +1,10 @@
 """Kafka benchmarks, against a Tansu broker started here (the test broker, memory storage):
 
     python -m benchmarks.kafka throughput --n 200000 [--parallelism 2] [--guarantee exactly-once]
-    python -m benchmarks.kafka latency --rates 1000,10000 [--seconds 20]
+    python -m benchmarks.kafka latency --rates 1000,10000 [--seconds 20] [--charts DIR]
+    python -m benchmarks.kafka sustainable [--guarantees at-least-once,exactly-once] \
+        [--p99-ms 1000] [--seconds 120] [--start-rate 1000] [--max-rate 64000] \
+        [--charts benchmarks/charts]
 
 throughput: Kafka -> map -> Kafka over a 2-partition topic (bounded at the offsets of the
 start), records/s of the engine beside a pure-Python single-process loop (one consumer,
@@ -10,7 +13,22 @@ the same map, one producer) measured in the same run.
 latency: an unbounded Kafka -> key_by -> count -> Kafka job while a producer offers
 ``rate`` records/s; each result carries its input record's Kafka timestamp, and a
 consumer of the output topic reports p50/p99 of (output record's Kafka timestamp - input
-record's Kafka timestamp).
+record's Kafka timestamp). The first 10 % of the results (the job catching up after its
+start) are left out. With ``--charts DIR`` it writes DIR/kafka-latency-over-time.png: p50
+and p99 per 1 s window over each rate's run.
+
+sustainable: per delivery guarantee, the highest offered rate the latency job sustains
+(the Yahoo streaming benchmark's method): a rate is sustainable if, over a whole run of
+``--seconds``, p99 stays under ``--p99-ms`` and the job does not fall behind (falling
+behind: the p50 of the run's last third of time is over twice that of its first third
+and over half the bound, or the last third has no results). The rate doubles from ``--start-rate`` while sustainable (up to ``--max-rate``),
+then is bisected between the last good and the first bad rate until they are within
+15 % (halved from the start while nothing is sustainable). Printed: each tried rate
+with its p50/p99 and verdict, then per guarantee the highest sustainable rate with its
+p50/p99. Charts in ``--charts`` (default benchmarks/charts): kafka-latency-over-time.png
+(p50/p99 per 1 s window at each guarantee's highest sustainable rate) and
+kafka-latency-vs-rate.png (p99 against offered rate, log x axis, with the bound). The
+charts need matplotlib (``pip install 'spark-datastream[bench]'``).
 """
 import argparse
 import os
@@ -307,6 +325,9 @@ def chart_against_rate(runs: List[LatencyRun], guarantees: List[str], path: str,
             axes.plot(run.rate, run.percentiles()[1], color=line.get_color(),
                       marker="o" if run.verdict(p99_ms) == "sustainable" else "x")
     axes.set_xscale("log")
+    rates = sorted({run.rate for run in runs})
+    axes.set_xticks(rates, [f"{rate:,}" for rate in rates], rotation=45)
+    axes.minorticks_off()
     _save(axes, path, p99_ms, xlabel="offered rate (records/s)", ylabel="p99 latency (ms)",
           title="Kafka -> keyed count -> Kafka: p99 against offered rate (o sustainable, x not)")
 
