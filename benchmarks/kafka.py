@@ -92,6 +92,15 @@ def run_engine(opts, session, bootstrap, source_topic, guarantee) -> float:
     return time.perf_counter() - started
 
 
+def produce(producer, topic: str, value: bytes, **kwargs) -> None:
+    """``producer.produce``, waiting while its queue is full."""
+    while True:
+        try:
+            return producer.produce(topic, value, **kwargs)
+        except BufferError:
+            producer.poll(0.05)
+
+
 def run_baseline(bootstrap, source_topic, n: int) -> float:
     """One process: consume every record, map it, produce it, flush."""
     from confluent_kafka import Consumer, Producer, TopicPartition
@@ -106,13 +115,7 @@ def run_baseline(bootstrap, source_topic, n: int) -> float:
     while seen < n:
         for message in consumer.consume(10_000, 1.0):
             if message.error() is None:
-                value = upper(message.value().decode())
-                while True:
-                    try:
-                        producer.produce(out, value.encode())
-                        break
-                    except BufferError:
-                        producer.poll(0.05)
+                produce(producer, out, upper(message.value().decode()).encode())
                 seen += 1
     producer.flush(60)
     consumer.close()
@@ -132,11 +135,13 @@ class CountWithInputTime(KeyedProcessFunction):
 
 
 class LatencyRun(NamedTuple):
-    """One run of the latency job at an offered ``rate``: per result, in arrival order,
-    (seconds from the start of the offering to the output timestamp, latency in ms)."""
+    """One run of the latency job at an offered ``rate`` (``offered`` records in all):
+    per result, in arrival order, (seconds from the start of the offering to the output
+    timestamp, latency in ms)."""
     guarantee: str
     rate: int
     seconds: float
+    offered: int
     series: List[Tuple[float, int]]
 
     def steady(self) -> List[Tuple[float, int]]:
@@ -156,7 +161,7 @@ class LatencyRun(NamedTuple):
     def verdict(self, p99_ms: float) -> str:
         """"sustainable", or why not: no results, p99 over the bound, or falling behind
         (p50 of the last third over twice the first third's and over half the bound)."""
-        p50, p99 = self.percentiles()
+        p99 = self.percentiles()[1]
         first, last = self.thirds()
         if p99 is None:
             return "no results"
@@ -188,16 +193,17 @@ def measure_latency(opts, session, bootstrap, guarantee: str, rate: int,
         .key_by(lambda v: v).process(CountWithInputTime(), Types.STRING()) \
         .sink_to(_sink(bootstrap, out, GUARANTEES[guarantee]))
     client = env.execute_async("kafka-latency")
-    series = []
+    series, sent = [], 0
     stop = threading.Event()
 
     def offer():
+        nonlocal sent
         producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
-        started, sent = time.monotonic(), 0
+        started = time.monotonic()
         while not stop.is_set():
             due = int((time.monotonic() - started) * rate)
             for i in range(sent, due):
-                producer.produce(source_topic, f"k{i % 100}".encode(), partition=i % 2)
+                produce(producer, source_topic, f"k{i % 100}".encode(), partition=i % 2)
             sent = due
             producer.poll(0)
             time.sleep(0.001)
@@ -221,7 +227,7 @@ def measure_latency(opts, session, bootstrap, guarantee: str, rate: int,
     offering.join()
     client.cancel().result(timeout=60)
     consumer.close()
-    return LatencyRun(guarantee, rate, seconds, series)
+    return LatencyRun(guarantee, rate, seconds, sent, series)
 
 
 def find_sustainable(trial: Callable[[int], LatencyRun], start_rate: int, max_rate: int,
@@ -262,8 +268,9 @@ def print_trial(run: LatencyRun, p99_ms: float) -> None:
     """One row of the table of tried rates."""
     p50, p99 = run.percentiles()
     first, last = run.thirds()
-    print(f"{run.guarantee:<14} {run.rate:>10,} {len(run.series):>9,} {_ms(p50):>7} "
-          f"{_ms(p99):>7} {_ms(first):>8} / {_ms(last):<8} {run.verdict(p99_ms)}", flush=True)
+    print(f"{run.guarantee:<14} {run.rate:>10,} {run.offered:>9,} {len(run.series):>9,} "
+          f"{_ms(p50):>7} {_ms(p99):>7} {_ms(first):>8} / {_ms(last):<8} "
+          f"{run.verdict(p99_ms)}", flush=True)
 
 
 def print_summary(runs: List[LatencyRun], guarantees: List[str], p99_ms: float) -> None:
@@ -338,8 +345,8 @@ def sustainable(opts, session, bootstrap) -> List[LatencyRun]:
     guarantees = opts.guarantees.split(",")
     print(f"Kafka -> keyed count -> Kafka, {opts.seconds:g} s per rate, p99 bound "
           f"{opts.p99_ms:g} ms, {opts.executor} parallelism {opts.parallelism}\n"
-          f"{'guarantee':<14} {'offered/s':>10} {'results':>9} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'p50 first / last third':<19} verdict")
+          f"{'guarantee':<14} {'offered/s':>10} {'offered':>9} {'results':>9} {'p50 ms':>7} "
+          f"{'p99 ms':>7} {'p50 first / last third':<19} verdict")
     runs = []
     for guarantee in guarantees:
         def trial(rate):

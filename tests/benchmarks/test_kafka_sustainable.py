@@ -8,7 +8,7 @@ from benchmarks.kafka import (LatencyRun, chart_against_rate, chart_over_time,
 
 def run(rate, latency_at, seconds=30, guarantee="exactly-once"):
     """A run with 100 results/s whose latency at time t is ``latency_at(t)``."""
-    return LatencyRun(guarantee, rate, seconds,
+    return LatencyRun(guarantee, rate, seconds, rate * seconds,
                       [(i / 100, latency_at(i / 100)) for i in range(seconds * 100)])
 
 
@@ -18,7 +18,7 @@ def test_verdicts():
     # p99 under the bound, but the last third's p50 over twice the first's and half the bound
     assert run(1000, lambda t: 100 + 20 * t).verdict(1000) == "falling behind"
     assert run(1000, lambda t: 100 + 5 * t).verdict(1000) == "sustainable"
-    assert LatencyRun("exactly-once", 1000, 30, []).verdict(1000) == "no results"
+    assert LatencyRun("exactly-once", 1000, 30, 30_000, []).verdict(1000) == "no results"
 
 
 def test_search_doubles_then_bisects_to_within_15_percent():
