@@ -21,14 +21,16 @@ sustainable: per delivery guarantee, the highest offered rate the latency job su
 (the Yahoo streaming benchmark's method): a rate is sustainable if, over a whole run of
 ``--seconds``, p99 stays under ``--p99-ms`` and the job does not fall behind (falling
 behind: the p50 of the run's last third of time is over twice that of its first third
-and over half the bound, or the last third has no results). The rate doubles from ``--start-rate`` while sustainable (up to ``--max-rate``),
-then is bisected between the last good and the first bad rate until they are within
-15 % (halved from the start while nothing is sustainable). Printed: each tried rate
-with its p50/p99 and verdict, then per guarantee the highest sustainable rate with its
-p50/p99. Charts in ``--charts`` (default benchmarks/charts): kafka-latency-over-time.png
-(p50/p99 per 1 s window at each guarantee's highest sustainable rate) and
-kafka-latency-vs-rate.png (p99 against offered rate, log x axis, with the bound). The
-charts need matplotlib (``pip install 'spark-datastream[bench]'``).
+and over half the bound, or the last third has no results). The rate doubles from
+``--start-rate`` while sustainable (up to ``--max-rate``), then is bisected between the
+last good and the first bad rate until they are within 15 % (halved from the start while
+nothing is sustainable). Each run has a fresh broker. Printed: each tried rate with the
+records offered and the results read, p50/p99 and the verdict, then per guarantee the
+highest sustainable rate with its p50/p99. Charts in ``--charts`` (default
+benchmarks/charts): kafka-latency-over-time.png (p50/p99 per 1 s window at each
+guarantee's highest sustainable rate) and kafka-latency-vs-rate.png (p99 against offered
+rate, log x axis, with the bound). The charts need matplotlib (``pip install
+'spark-datastream[bench]'``).
 """
 import argparse
 import os
@@ -180,54 +182,60 @@ def percentiles(latencies) -> Tuple[Optional[int], Optional[int]]:
     return tuple(ordered[min(len(ordered) - 1, int(len(ordered) * q))] for q in (0.5, 0.99))
 
 
-def measure_latency(opts, session, bootstrap, guarantee: str, rate: int,
-                    seconds: float) -> LatencyRun:
+def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) -> LatencyRun:
     """Runs the keyed count job ``seconds`` seconds (after ``opts.warmup``) while a
-    producer offers ``rate`` records/s, and collects each result's latency."""
+    producer offers ``rate`` records/s, and collects each result's latency. Each run has
+    a broker of its own: Tansu's memory storage slows down as it fills."""
     from confluent_kafka import Consumer, Producer, TopicPartition
-    source_topic = create_topic(bootstrap, unique_topic("lat-in"), 2)
-    out = create_topic(bootstrap, unique_topic("lat-out"), 2)
-    env = environment(opts, session, **{"execution.micro-batch.interval": opts.interval_ms})
-    env.from_source(_source(bootstrap, source_topic, bounded=False),
-                    WatermarkStrategy.no_watermarks(), "in") \
-        .key_by(lambda v: v).process(CountWithInputTime(), Types.STRING()) \
-        .sink_to(_sink(bootstrap, out, GUARANTEES[guarantee]))
-    client = env.execute_async("kafka-latency")
-    series, sent = [], 0
-    stop = threading.Event()
+    broker = TansuBroker().start()
+    bootstrap = broker.bootstrap
+    try:
+        source_topic = create_topic(bootstrap, unique_topic("lat-in"), 2)
+        out = create_topic(bootstrap, unique_topic("lat-out"), 2)
+        env = environment(opts, session, **{"execution.micro-batch.interval": opts.interval_ms})
+        env.from_source(_source(bootstrap, source_topic, bounded=False),
+                        WatermarkStrategy.no_watermarks(), "in") \
+            .key_by(lambda v: v).process(CountWithInputTime(), Types.STRING()) \
+            .sink_to(_sink(bootstrap, out, GUARANTEES[guarantee]))
+        client = env.execute_async("kafka-latency")
+        series, sent = [], 0
+        stop = threading.Event()
 
-    def offer():
-        nonlocal sent
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
-        started = time.monotonic()
-        while not stop.is_set():
-            due = int((time.monotonic() - started) * rate)
-            for i in range(sent, due):
-                produce(producer, source_topic, f"k{i % 100}".encode(), partition=i % 2)
-            sent = due
-            producer.poll(0)
-            time.sleep(0.001)
-        producer.flush(30)
+        def offer():
+            nonlocal sent
+            producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
+            started = time.monotonic()
+            while not stop.is_set():
+                due = int((time.monotonic() - started) * rate)
+                for i in range(sent, due):
+                    produce(producer, source_topic, f"k{i % 100}".encode(), partition=i % 2)
+                sent = due
+                producer.poll(0)
+                time.sleep(0.001)
+            producer.flush(30)
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "latency",
-                         "isolation.level": "read_committed", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(out, p, 0) for p in range(2)])
-    time.sleep(opts.warmup)  # the job's first batches (Spark workers start)
-    offering = threading.Thread(target=offer, daemon=True)
-    started_ms = time.time() * 1000
-    offering.start()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for message in consumer.consume(1000, 0.1):
-            if message.error() is None:
-                input_time = int(message.value().decode().rsplit(",", 1)[1])
-                output_time = message.timestamp()[1]
-                series.append(((output_time - started_ms) / 1000, output_time - input_time))
-    stop.set()
-    offering.join()
-    client.cancel().result(timeout=60)
-    consumer.close()
-    return LatencyRun(guarantee, rate, seconds, sent, series)
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "latency",
+                             "isolation.level": "read_committed", "enable.auto.commit": False})
+        consumer.assign([TopicPartition(out, p, 0) for p in range(2)])
+        time.sleep(opts.warmup)  # the job's first batches (Spark workers start)
+        offering = threading.Thread(target=offer, daemon=True)
+        started_ms = time.time() * 1000
+        offering.start()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for message in consumer.consume(1000, 0.1):
+                if message.error() is None:
+                    input_time = int(message.value().decode().rsplit(",", 1)[1])
+                    output_time = message.timestamp()[1]
+                    series.append(((output_time - started_ms) / 1000, output_time - input_time))
+        stop.set()
+        offering.join()
+        # a batch stuck reading an overloaded broker ends at its 60 s read timeout
+        client.cancel().result(timeout=180)
+        consumer.close()
+        return LatencyRun(guarantee, rate, seconds, sent, series)
+    finally:
+        broker.stop()
 
 
 def find_sustainable(trial: Callable[[int], LatencyRun], start_rate: int, max_rate: int,
@@ -339,7 +347,25 @@ def chart_against_rate(runs: List[LatencyRun], guarantees: List[str], path: str,
           title="Kafka -> keyed count -> Kafka: p99 against offered rate (o sustainable, x not)")
 
 
-def sustainable(opts, session, bootstrap) -> List[LatencyRun]:
+def throughput(opts, session) -> None:
+    """Times the engine and the pure-Python loop over the same topic and prints both."""
+    broker = TansuBroker().start()
+    try:
+        bootstrap = broker.bootstrap
+        topic = create_topic(bootstrap, unique_topic("in"), 2)
+        produce_many(bootstrap, topic, opts.n, lambda i: f"record-{i}")
+        run_engine(opts, session, bootstrap, topic, GUARANTEES[opts.guarantee])  # warm-up
+        ours = run_engine(opts, session, bootstrap, topic, GUARANTEES[opts.guarantee])
+        base = run_baseline(bootstrap, topic, opts.n)
+        print(f"Kafka -> map -> Kafka ({opts.guarantee}), N={opts.n}, "
+              f"{opts.executor} parallelism {opts.parallelism}: "
+              f"ours {opts.n / ours:,.0f} rec/s ({ours:.2f} s), pure-Python loop "
+              f"{opts.n / base:,.0f} rec/s ({base:.2f} s), ratio {base / ours:.3f}")
+    finally:
+        broker.stop()
+
+
+def sustainable(opts, session) -> List[LatencyRun]:
     """Searches the highest sustainable rate per guarantee, prints the tables and writes
     the charts."""
     guarantees = opts.guarantees.split(",")
@@ -350,7 +376,7 @@ def sustainable(opts, session, bootstrap) -> List[LatencyRun]:
     runs = []
     for guarantee in guarantees:
         def trial(rate):
-            run = measure_latency(opts, session, bootstrap, guarantee, rate, opts.seconds)
+            run = measure_latency(opts, session, guarantee, rate, opts.seconds)
             print_trial(run, opts.p99_ms)
             return run
         runs += find_sustainable(trial, opts.start_rate, opts.max_rate, opts.p99_ms)
@@ -389,35 +415,21 @@ def main(argv=None):
         opts.seconds = 120 if opts.what == "sustainable" else 20
     session = get_spark_session(f"local[{opts.parallelism}]", {}) \
         if opts.executor == "spark" else None
-    broker = TansuBroker().start()
-    try:
-        bootstrap = broker.bootstrap
-        if opts.what == "throughput":
-            topic = create_topic(bootstrap, unique_topic("in"), 2)
-            produce_many(bootstrap, topic, opts.n, lambda i: f"record-{i}")
-            run_engine(opts, session, bootstrap, topic, GUARANTEES[opts.guarantee])  # warm-up
-            ours = run_engine(opts, session, bootstrap, topic, GUARANTEES[opts.guarantee])
-            base = run_baseline(bootstrap, topic, opts.n)
-            print(f"Kafka -> map -> Kafka ({opts.guarantee}), N={opts.n}, "
-                  f"{opts.executor} parallelism {opts.parallelism}: "
-                  f"ours {opts.n / ours:,.0f} rec/s ({ours:.2f} s), pure-Python loop "
-                  f"{opts.n / base:,.0f} rec/s ({base:.2f} s), ratio {base / ours:.3f}")
-        elif opts.what == "latency":
-            runs = []
-            for rate in [int(r) for r in opts.rates.split(",")]:
-                runs.append(measure_latency(opts, session, bootstrap, opts.guarantee, rate,
-                                            opts.seconds))
-                p50, p99 = runs[-1].percentiles()
-                print(f"Kafka -> keyed count -> Kafka ({opts.guarantee}) at {rate:,} rec/s "
-                      f"offered: {len(runs[-1].series):,} results, latency p50 {p50} ms, "
-                      f"p99 {p99} ms")
-            if opts.charts:
-                os.makedirs(opts.charts, exist_ok=True)
-                chart_over_time(runs, os.path.join(opts.charts, OVER_TIME))
-        else:
-            sustainable(opts, session, bootstrap)
-    finally:
-        broker.stop()
+    if opts.what == "throughput":
+        throughput(opts, session)
+    elif opts.what == "latency":
+        runs = []
+        for rate in [int(r) for r in opts.rates.split(",")]:
+            runs.append(measure_latency(opts, session, opts.guarantee, rate, opts.seconds))
+            p50, p99 = runs[-1].percentiles()
+            print(f"Kafka -> keyed count -> Kafka ({opts.guarantee}) at {rate:,} rec/s "
+                  f"offered: {len(runs[-1].series):,} results, latency p50 {p50} ms, "
+                  f"p99 {p99} ms")
+        if opts.charts:
+            os.makedirs(opts.charts, exist_ok=True)
+            chart_over_time(runs, os.path.join(opts.charts, OVER_TIME))
+    else:
+        sustainable(opts, session)
 
 
 if __name__ == "__main__":
