@@ -33,7 +33,9 @@ rate, log x axis, with the bound). The charts need matplotlib (``pip install
 'spark-datastream[bench]'``).
 """
 import argparse
+import concurrent.futures
 import os
+import sys
 import threading
 import time
 from typing import Callable, List, NamedTuple, Optional, Tuple
@@ -230,8 +232,11 @@ def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) ->
                     series.append(((output_time - started_ms) / 1000, output_time - input_time))
         stop.set()
         offering.join()
-        # a batch stuck reading an overloaded broker ends at its 60 s read timeout
-        client.cancel().result(timeout=180)
+        try:  # a batch stuck reading an overloaded broker ends at its 60 s read timeout
+            client.cancel().result(timeout=180)
+        except concurrent.futures.TimeoutError:
+            print(f"the job at {rate:,}/s did not stop within 180 s; it is left running, "
+                  f"its broker stopped", file=sys.stderr)
         consumer.close()
         return LatencyRun(guarantee, rate, seconds, sent, series)
     finally:
