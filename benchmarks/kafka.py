@@ -96,7 +96,7 @@ def run_engine(opts, session, bootstrap, source_topic, guarantee) -> float:
     return time.perf_counter() - started
 
 
-def produce(producer, topic: str, value: bytes, **kwargs) -> None:
+def produce_waiting(producer, topic: str, value: bytes, **kwargs) -> None:
     """``producer.produce``, waiting while its queue is full."""
     while True:
         try:
@@ -119,7 +119,7 @@ def run_baseline(bootstrap, source_topic, n: int) -> float:
     while seen < n:
         for message in consumer.consume(10_000, 1.0):
             if message.error() is None:
-                produce(producer, out, upper(message.value().decode()).encode())
+                produce_waiting(producer, out, upper(message.value().decode()).encode())
                 seen += 1
     producer.flush(60)
     consumer.close()
@@ -210,7 +210,8 @@ def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) ->
             while not stop.is_set():
                 due = int((time.monotonic() - started) * rate)
                 for i in range(sent, due):
-                    produce(producer, source_topic, f"k{i % 100}".encode(), partition=i % 2)
+                    produce_waiting(producer, source_topic, f"k{i % 100}".encode(),
+                                    partition=i % 2)
                 sent = due
                 producer.poll(0)
                 time.sleep(0.001)
