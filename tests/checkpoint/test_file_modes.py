@@ -12,9 +12,9 @@ import pytest
 
 from api.common import Types
 from api.datastream.connectors.file_system import BucketAssigner, Encoder, FileSink
-from api.datastream.functions import KeyedProcessFunction, MapFunction, RuntimeContext
-from api.datastream.state import ValueStateDescriptor
+from api.datastream.functions import MapFunction
 from core.private_paths import set_group_access
+from tests.checkpoint.test_savepoints import Count
 from tests.conftest import NOBODY, make_env, needs_another_user
 
 JOB = "private"
@@ -30,15 +30,6 @@ class FailLate(MapFunction):
         if value[1] == 300:
             raise ValueError("bad record")
         return value
-
-
-class Count(KeyedProcessFunction):
-    def open(self, runtime_context: RuntimeContext):
-        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
-
-    def process_element(self, value, ctx):
-        self.count.update((self.count.value() or 0) + 1)
-        yield f"{value[0]},{self.count.value()}"
 
 
 @pytest.fixture
