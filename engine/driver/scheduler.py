@@ -193,8 +193,9 @@ class JobRunner:
 
     def batches(self) -> Iterator[int]:
         """Runs the job; yields each batch id after the batch is committed and its sinks'
-        commits are under way (the last batch's: done). A failed batch restarts the job from its last committed batch when the restart
-        policy allows it (``engine.driver.restart``)."""
+        commits are under way (the last batch's: done). A failed batch restarts the job
+        from its last committed batch when the restart policy allows it
+        (``engine.driver.restart``)."""
         settings = self.settings
         temporary = settings.job_dir is None
         directory = JobDirectory(settings.job_dir or tempfile.mkdtemp(

@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from api.common import Duration, Time, TimestampAssigner, Types, WatermarkStrategy
-from api.datastream import (AggregateFunction, KeyedProcessFunction, ProcessWindowFunction,
+from api.datastream import (KeyedProcessFunction, ProcessWindowFunction,
                             RuntimeExecutionMode)
 from api.datastream.state import ValueStateDescriptor
 from api.datastream.window import TumblingEventTimeWindows
+from benchmarks.nexmark.queries import CountAggregate
 from core.codec import serialize_key
 from engine.runtime import task
 from tests.conftest import make_env
@@ -49,20 +50,6 @@ class CountPerKey(KeyedProcessFunction):
         yield "end", ctx.get_current_key(), self.count.value()
 
 
-class Count(AggregateFunction):
-    def create_accumulator(self):
-        return 0
-
-    def add(self, value, accumulator):
-        return accumulator + 1
-
-    def get_result(self, accumulator):
-        return accumulator
-
-    def merge(self, a, b):
-        return a + b
-
-
 class WithKey(ProcessWindowFunction):
     def __init__(self, tag):
         self.tag = tag
@@ -88,7 +75,7 @@ def run(data, backend, parallelism, mode, batch_size):
         .reduce(lambda a, b: (a[0], a[1] + b[1])).map(lambda pair: ("reduce", *pair))
     windows = records.key_by(key_of).window(TumblingEventTimeWindows.of(
         Time.milliseconds(WINDOW_MS)))
-    aggregated = windows.aggregate(Count(), window_function=WithKey("aggregated"))
+    aggregated = windows.aggregate(CountAggregate(), window_function=WithKey("aggregated"))
     processed = records.key_by(key_of).window(TumblingEventTimeWindows.of(
         Time.milliseconds(WINDOW_MS))).process(WithKey("processed"))
     return list(counted.union(reduced, aggregated, processed).execute_and_collect())

@@ -7,29 +7,16 @@ from api.datastream.state import (
     AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor,
     ReducingStateDescriptor, StateTtlConfig, ValueStateDescriptor,
 )
+from benchmarks.nexmark.queries import CountAggregate
 from engine.runtime.state_descriptors import kind_of, spec_and_ttl
 from statebackends.hashmap import HashMapKeyedStateBackend
 from core.state_spec import StateKind, StateSpec
 
 
-class Count:
-    def create_accumulator(self):
-        return 0
-
-    def add(self, value, accumulator):
-        return accumulator + 1
-
-    def get_result(self, accumulator):
-        return accumulator
-
-    def merge(self, a, b):
-        return a + b
-
-
 def test_every_descriptor_gives_its_kind_of_state():
     backend = HashMapKeyedStateBackend("op", (0, 127), 128)
     backend.set_current_key("k")
-    count = Count()
+    count = CountAggregate()
     specs = [spec_and_ttl(descriptor, kind)[0] for descriptor, kind in [
         (ValueStateDescriptor("v", None), StateKind.VALUE),
         (ListStateDescriptor("l", None), StateKind.LIST),
