@@ -205,11 +205,11 @@ def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) ->
 
         def offer():
             nonlocal sent
-            # Batches of 5 ms, as producers send: the test broker (Tansu, memory storage)
-            # fetches in time that grows with the number of record batches in a
+            # Batches of opts.linger_ms, as producers send: the test broker (Tansu, memory
+            # storage) fetches in time that grows with the number of record batches in a
             # partition, so one record per batch (linger.ms 1 at these rates) makes it
             # ever slower to read, job or no job (a plain consumer sees the same).
-            producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+            producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": opts.linger_ms})
             started = time.monotonic()
             while not stop.is_set():
                 due = int((time.monotonic() - started) * rate)
@@ -413,6 +413,9 @@ def main(argv=None):
     parser.add_argument("--executor", default="spark")
     parser.add_argument("--micro-batch-size", type=int, default=500_000)
     parser.add_argument("--interval-ms", type=int, default=100)
+    parser.add_argument("--linger-ms", type=int, default=5,
+                        help="the offering producer's linger.ms (longer runs on the test "
+                             "broker need fewer, larger record batches)")
     parser.add_argument("--guarantee", choices=list(GUARANTEES), default="exactly-once")
     parser.add_argument("--guarantees", default="at-least-once,exactly-once")
     parser.add_argument("--p99-ms", type=float, default=1000)
