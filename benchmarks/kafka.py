@@ -38,7 +38,8 @@ import os
 import sys
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional, Tuple
+from collections import Counter
+from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
 from api.common import Configuration, Types, WatermarkStrategy
 from api.common.serialization import SimpleStringSchema
@@ -55,6 +56,7 @@ GUARANTEES = {"none": DeliveryGuarantee.NONE, "at-least-once": DeliveryGuarantee
               "exactly-once": DeliveryGuarantee.EXACTLY_ONCE}
 OVER_TIME, AGAINST_RATE = "kafka-latency-over-time.png", "kafka-latency-vs-rate.png"
 MIN_RATE = 100  # records/s: the sustainable search gives up below it
+DRAIN_QUIET_S = 30  # after the offering: wait this long for more results before counting
 upper = str.upper
 
 
@@ -141,12 +143,14 @@ class CountWithInputTime(KeyedProcessFunction):
 class LatencyRun(NamedTuple):
     """One run of the latency job at an offered ``rate`` (``offered`` records in all):
     per result, in arrival order, (seconds from the start of the offering to the output
-    timestamp, latency in ms)."""
+    timestamp, latency in ms); and how many records the output lacks and holds twice."""
     guarantee: str
     rate: int
     seconds: float
     offered: int
     series: List[Tuple[float, int]]
+    missing: int = 0
+    duplicated: int = 0
 
     def steady(self) -> List[Tuple[float, int]]:
         """The series without its first 10 % (the job catching up after its start)."""
@@ -163,17 +167,34 @@ class LatencyRun(NamedTuple):
                 percentiles([l for t, l in steady if t >= self.seconds * 2 / 3])[0])
 
     def verdict(self, p99_ms: float) -> str:
-        """"sustainable", or why not: no results, p99 over the bound, or falling behind
-        (p50 of the last third over twice the first third's and over half the bound)."""
+        """"sustainable", or why not: no results, records missing (or duplicated, for
+        exactly-once), p99 over the bound, or falling behind (p50 of the last third over
+        twice the first third's and over half the bound)."""
         p99 = self.percentiles()[1]
         first, last = self.thirds()
         if p99 is None:
             return "no results"
+        if self.missing or (self.duplicated and self.guarantee == "exactly-once"):
+            return f"{self.missing:,} missing, {self.duplicated:,} duplicated"
         if p99 >= p99_ms:
             return "p99 over bound"
         if last is None or (first is not None and last > 2 * first and last > p99_ms / 2):
             return "falling behind"
         return "sustainable"
+
+
+def missing_and_duplicated(counts: Iterable[Tuple[str, int]], offered: int
+                           ) -> Tuple[int, int]:
+    """How many of ``offered`` records a keyed count's results ``(key, n)`` lack, and how
+    many they hold twice (a result repeated, or a record counted twice): every record
+    counted once gives each key 1..n once, the n's adding up to ``offered``."""
+    seen = Counter(counts)
+    highest = Counter()
+    for key, n in seen:
+        highest[key] = max(highest[key], n)
+    counted = sum(highest.values())
+    missing = counted - len(seen) + max(0, offered - counted)
+    return missing, sum(copies - 1 for copies in seen.values()) + max(0, counted - offered)
 
 
 def percentiles(latencies) -> Tuple[Optional[int], Optional[int]]:
@@ -220,6 +241,11 @@ def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) ->
                 producer.poll(0)
                 time.sleep(0.001)
             producer.flush(30)
+            for partition in range(2):  # alone in a batch: the broker's watermark shows all
+                produce_waiting(producer, source_topic, f"k{sent % 100}".encode(),
+                                partition=partition)
+                producer.flush(30)
+                sent += 1
 
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "latency",
                              "isolation.level": "read_committed", "enable.auto.commit": False})
@@ -228,22 +254,35 @@ def measure_latency(opts, session, guarantee: str, rate: int, seconds: float) ->
         offering = threading.Thread(target=offer, daemon=True)
         started_ms = time.time() * 1000
         offering.start()
+        counts = []
+
+        def take(wait_s: float) -> int:
+            messages = [m for m in consumer.consume(1000, wait_s) if m.error() is None]
+            for message in messages:
+                key, n, input_time = message.value().decode().rsplit(",", 2)
+                output_time = message.timestamp()[1]
+                series.append(((output_time - started_ms) / 1000,
+                               output_time - int(input_time)))
+                counts.append((key, int(n)))
+            return len(messages)
+
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            for message in consumer.consume(1000, 0.1):
-                if message.error() is None:
-                    input_time = int(message.value().decode().rsplit(",", 1)[1])
-                    output_time = message.timestamp()[1]
-                    series.append(((output_time - started_ms) / 1000, output_time - input_time))
+            take(0.1)
         stop.set()
         offering.join()
+        quiet_since = time.monotonic()  # the results of what was offered last
+        while len(counts) < sent and time.monotonic() - quiet_since < DRAIN_QUIET_S:
+            if take(0.5):
+                quiet_since = time.monotonic()
         try:  # a batch stuck reading an overloaded broker ends at its 60 s read timeout
             client.cancel().result(timeout=180)
         except concurrent.futures.TimeoutError:
             print(f"the job at {rate:,}/s did not stop within 180 s; it is left running, "
                   f"its broker stopped", file=sys.stderr)
         consumer.close()
-        return LatencyRun(guarantee, rate, seconds, sent, series)
+        return LatencyRun(guarantee, rate, seconds, sent, series,
+                          *missing_and_duplicated(counts, sent))
     finally:
         broker.stop()
 
@@ -437,7 +476,8 @@ def main(argv=None):
             p50, p99 = runs[-1].percentiles()
             print(f"Kafka -> keyed count -> Kafka ({opts.guarantee}) at {rate:,} rec/s "
                   f"offered: {len(runs[-1].series):,} results, latency p50 {p50} ms, "
-                  f"p99 {p99} ms")
+                  f"p99 {p99} ms; of {runs[-1].offered:,} records {runs[-1].missing:,} "
+                  f"missing, {runs[-1].duplicated:,} duplicated")
         if opts.charts:
             os.makedirs(opts.charts, exist_ok=True)
             chart_over_time(runs, os.path.join(opts.charts, OVER_TIME))

@@ -3,7 +3,7 @@ the verdicts, the rates it tries, and its charts."""
 import pytest
 
 from benchmarks.kafka import (LatencyRun, chart_against_rate, chart_over_time,
-                              find_sustainable, highest_sustainable)
+                              find_sustainable, highest_sustainable, missing_and_duplicated)
 
 
 def run(rate, latency_at, seconds=30, guarantee="exactly-once"):
@@ -45,3 +45,19 @@ def test_charts_are_written(tmp_path):
     chart_against_rate(runs, ["at-least-once", "exactly-once"], str(tmp_path / "rate.png"), 1000)
     for name in ("time.png", "rate.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_run_that_loses_or_repeats_records_is_not_sustainable():
+    # of 5 records of keys a (3) and b (2): every one counted once
+    assert missing_and_duplicated([("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)], 5) \
+        == (0, 0)
+    assert missing_and_duplicated([("a", 1), ("a", 3), ("b", 1), ("b", 2)], 5) == (1, 0)
+    assert missing_and_duplicated([("a", 1), ("a", 2), ("b", 1)], 5) == (2, 0)
+    assert missing_and_duplicated([("a", 1), ("a", 1), ("a", 2), ("b", 1)], 3) == (0, 1)
+    # a record counted twice in state: no result repeats, yet the counts run past it
+    assert missing_and_duplicated([("a", 1), ("a", 2), ("a", 3)], 2) == (0, 1)
+    lost = run(1000, lambda t: 200)._replace(missing=3)
+    assert lost.verdict(1000) == "3 missing, 0 duplicated"
+    repeated = run(1000, lambda t: 200)._replace(duplicated=2)
+    assert repeated.verdict(1000) == "0 missing, 2 duplicated"
+    assert repeated._replace(guarantee="at-least-once").verdict(1000) == "sustainable"
