@@ -162,6 +162,7 @@ class JobDirectory:
         self.root = root
         self.store = StateStore(root)
         self._metadata_dir = os.path.join(root, "metadata")
+        self._finished_mark = os.path.join(root, "_finished")
 
     # -- metadata log -----------------------------------------------------------
 
@@ -282,9 +283,21 @@ class JobDirectory:
                 self._remove_commit(batch_id)
         self.commit(record)
 
+    def finished_while_clearing(self) -> bool:
+        """Whether a run of the job finished and crashed while ``clear`` deleted its
+        directory: the job has nothing left to do (``clear`` again to end it)."""
+        return storage.exists(self._finished_mark)
+
     def clear(self) -> None:
-        """Deletes everything of the job (it finished): log, state and checkpoints."""
-        _discard(self._metadata_dir)  # first: from here on, nothing is restorable
+        """Deletes everything of the job (it finished): log, state and checkpoints.
+
+        A ``_finished`` mark, written first and deleted last, tells a run that starts
+        after a crash midway that the job had finished (``finished_while_clearing``):
+        without it, that run would find an older checkpoint, or nothing, and write again
+        what the job had written."""
+        if storage.exists(self.root):
+            write_checked(self._finished_mark, {"finished": True})
+        _discard(self._metadata_dir)  # from here on, nothing is restorable
         try:
             names = storage.listdir(self.root)
         except FileNotFoundError:
@@ -292,6 +305,10 @@ class JobDirectory:
         for name in names:  # state, checkpoints, and what crashed writers left
             if name == "state" or _CHECKPOINT_NAME.match(name) or is_temporary_name(name):
                 storage.rmtree(os.path.join(self.root, name))
+        try:
+            storage.remove(self._finished_mark)
+        except FileNotFoundError:
+            pass
         if not storage.is_url(self.root):
             try:
                 os.rmdir(self.root)

@@ -241,6 +241,10 @@ class JobRunner:
         """One run of the job from where ``directory`` says it stands, until it finishes
         ("finished"), is cancelled ("cancelled") or a batch fails (raises)."""
         settings = self.settings
+        if directory.finished_while_clearing():
+            log.warning("Job %r finished in an earlier run, which ended while it deleted its "
+                        "checkpoints: nothing runs again", settings.job_name)
+            return "finished"
         max_records = sys.maxsize if settings.batch_mode else settings.max_records_per_batch
         opened: List[SinkNode] = []
         commits = SinkCommits()

@@ -219,3 +219,22 @@ def test_a_fifo_in_place_of_a_stored_file_is_damage_not_a_hang(tmp_path, caplog)
     assert f"{state_file.path}: not a regular file (prw" in caplog.text
     with pytest.raises(CorruptFileError, match=f"{state_file.path}: not a regular file"):
         point.store.read_meta(state_file)
+
+
+def test_a_crash_while_clearing_leaves_the_job_marked_finished(tmp_path, monkeypatch):
+    directory = JobDirectory(str(tmp_path / "job"))
+    _run_batches(directory, [["a"], ["b"], ["c"]], checkpoint_every=1, num_retained=2)
+    assert not directory.finished_while_clearing()
+
+    def crash(path):
+        raise KeyboardInterrupt("killed")
+    with monkeypatch.context() as patch:  # killed after the log went, checkpoints still there
+        patch.setattr("checkpoint.job_directory.storage.rmtree", crash)
+        with pytest.raises(KeyboardInterrupt):
+            directory.clear()
+    again = JobDirectory(directory.root)
+    assert sorted(again.checkpoint_ids()) == [2, 3]  # restorable, yet the job had finished
+    assert again.finished_while_clearing()
+    again.clear()
+    assert not os.path.exists(directory.root)
+    assert not JobDirectory(directory.root).finished_while_clearing()
