@@ -45,12 +45,17 @@ def test_a_killed_kafka_job_writes_every_record_once(tmp_path, kafka_broker, exe
 
 
 
-# The crash job, killed with SIGKILL as it deletes the first directory of a finished run
-# (its metadata log, which goes first).
+# The crash job, killed with SIGKILL once its finished run has deleted its metadata log
+# (what clear() deletes first; checkpoints and state are still there).
 KILLED_WHILE_CLEARING = """
 import os, signal, sys
 from checkpoint import job_directory
-job_directory.storage.rmtree = lambda path: os.kill(os.getpid(), signal.SIGKILL)
+discard = job_directory._discard
+def killed_after(path):
+    discard(path)
+    if os.path.basename(path) == "metadata":
+        os.kill(os.getpid(), signal.SIGKILL)
+job_directory._discard = killed_after
 sys.argv = sys.argv[1:]
 exec(compile(open(sys.argv[0]).read(), sys.argv[0], "exec"))
 """
