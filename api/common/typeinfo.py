@@ -68,6 +68,11 @@ class TypeInformation(object):
         # element, as Flink's Tuple and Row toString do.
         return 'null' if value is None else str(value)
 
+    def fits_all(self, values: list) -> bool:
+        """Whether ``convert`` would return each of ``values`` unchanged: one check of a
+        whole chunk, much cheaper than converting each value (False: convert each)."""
+        return False
+
     def _wrong_type(self, value, expected: str):
         return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
 
@@ -135,12 +140,20 @@ class BasicTypeInfo(TypeInformation):
         return self._name
 
 
+def _all_of_type(exact_type: type, values: list) -> bool:
+    """Whether every value is of exactly ``exact_type`` (not a subclass)."""
+    return {exact_type}.issuperset(map(type, values))
+
+
 class _StringTypeInfo(BasicTypeInfo):
 
     def convert(self, value):
         if not isinstance(value, str):
             raise self._wrong_type(value, 'str')
         return value
+
+    def fits_all(self, values):
+        return _all_of_type(str, values)
 
 
 class _IntegerTypeInfo(BasicTypeInfo):
@@ -161,6 +174,12 @@ class _IntegerTypeInfo(BasicTypeInfo):
             raise OverflowError("%d is out of range for %r (%d-bit)" % (value, self, self._bits))
         return value
 
+    def fits_all(self, values):
+        if not _all_of_type(int, values):
+            return False
+        return not (self._bits and values) or (
+            -(1 << self._bits - 1) <= min(values) and max(values) < 1 << self._bits - 1)
+
 
 class _FloatTypeInfo(BasicTypeInfo):
 
@@ -178,6 +197,9 @@ class _FloatTypeInfo(BasicTypeInfo):
         except OverflowError:
             return math.copysign(math.inf, value)
 
+    def fits_all(self, values):
+        return not self._single and _all_of_type(float, values)
+
     def _java_string(self, value, deep):
         return 'null' if value is None else _java_float_string(value, self._single)
 
@@ -192,6 +214,9 @@ class _BooleanTypeInfo(BasicTypeInfo):
         if not isinstance(value, numbers.Number):
             raise self._wrong_type(value, 'bool')
         return bool(value)
+
+    def fits_all(self, values):
+        return _all_of_type(bool, values)
 
     def _java_string(self, value, deep):
         return 'null' if value is None else ('true' if value else 'false')
@@ -517,6 +542,12 @@ class TupleTypeInfo(TypeInformation):
                              % (self, len(self._field_types), len(value), value))
         return tuple(_converted_fields(
             self._field_types, ['f%d' % i for i in range(len(value))], value, False))
+
+    def fits_all(self, values):
+        arity = len(self._field_types)
+        return _all_of_type(tuple, values) and {arity}.issuperset(map(len, values)) and all(
+            field_type.fits_all(list(map(operator.itemgetter(i), values)))
+            for i, field_type in enumerate(self._field_types))
 
     def collected_value(self, value):
         return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))

@@ -183,8 +183,7 @@ class StageInstance:
             for tag, routes in side_targets.items()}
         if node.pact != "Data Source" and not is_pickled(node.output_type):
             # (sources emit typed values already)
-            return _converting(node.name, self.shape.mapped(node.output_type.convert),
-                               _fan_out(targets))
+            return _converting(node.name, node.output_type, self.shape, _fan_out(targets))
         return _fan_out(targets)
 
     # --- state --------------------------------------------------------------------
@@ -288,15 +287,18 @@ def _fan_out(targets: List[Callable]) -> Callable:
     return fan_out
 
 
-def _converting(name: str, convert: Callable, emit: Callable) -> Callable:
-    """Applies ``convert``, the declared output type (e.g. FLOAT rounding, INT range), to
-    each element."""
+def _converting(name: str, output_type, shape: RecordShape, emit: Callable) -> Callable:
+    """Applies the declared output type (e.g. FLOAT rounding, INT range) to each element;
+    a chunk whose values fit it as they are (one check of the chunk) passes unchanged."""
+    convert = shape.mapped(output_type.convert)
+
     def converting(records):
-        try:
-            out = convert_each(convert, records)
-        except RecordWriteError as e:
-            raise OperatorError.wrap(name, e.record, e.cause) from None
-        emit(out)
+        if not output_type.fits_all(shape.values(records)):
+            try:
+                records = convert_each(convert, records)
+            except RecordWriteError as e:
+                raise OperatorError.wrap(name, e.record, e.cause) from None
+        emit(records)
     return converting
 
 

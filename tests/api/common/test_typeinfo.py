@@ -300,3 +300,48 @@ def test_type_info_classes_of_pyflink():
         'LocalTimeTypeInfo<LOCAL_DATE>'
     assert repr(ExternalTypeInfo(T.INT())) == 'ExternalTypeInfo<Integer>'
     assert T.INT().get_java_type_info() is None  # no JVM here
+
+
+# --- a chunk that fits its type passes unchanged (fits_all) ----------------------------
+
+_SCALAR_TYPES = [T.STRING(), T.BYTE(), T.SHORT(), T.INT(), T.LONG(), T.DOUBLE(), T.FLOAT(),
+                 T.BOOLEAN()]
+_types = st.recursive(st.sampled_from(_SCALAR_TYPES),
+                      lambda inner: st.lists(inner, min_size=1, max_size=3).map(T.TUPLE),
+                      max_leaves=6)
+_scalars = st.one_of(st.text(max_size=3), st.integers(-2 ** 70, 2 ** 70), st.booleans(),
+                     st.floats(allow_nan=False), st.none())
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3).map(tuple), st.lists(inner, max_size=3)), max_leaves=8)
+
+
+def _converted(type_info, value):
+    try:
+        return type_info.convert(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+@given(_types, st.lists(_values, max_size=6))
+def test_a_chunk_fits_its_type_only_if_converting_changes_none_of_it(type_info, values):
+    if type_info.fits_all(values):
+        for value in values:
+            converted = type_info.convert(value)
+            assert converted == value and type(converted) is type(value)
+
+
+@given(_types, st.lists(_values, max_size=6))
+def test_converted_values_fit_their_type_unless_it_rounds_floats(type_info, values):
+    converted = [c for c in (_converted(type_info, v) for v in values) if c is not None]
+    assert type_info.fits_all(converted) or 'Float' in repr(type_info)
+
+
+def test_the_chunk_check_catches_one_misfit():
+    pair = T.TUPLE([T.STRING(), T.INT()])
+    chunk = [("a", 1)] * 100
+    assert pair.fits_all(chunk)
+    assert not pair.fits_all(chunk + [("a", 2 ** 31)])  # out of INT's range
+    assert not pair.fits_all(chunk + [("a", True)])     # a bool is no INT value as it is
+    assert not pair.fits_all(chunk + [["a", 1]])        # a list becomes a tuple
+    assert not pair.fits_all(chunk + [("a", 1, 2)])
+    assert not T.FLOAT().fits_all([0.1])                 # FLOAT rounds to 32 bits
