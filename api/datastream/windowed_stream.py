@@ -75,8 +75,7 @@ class _Windowed:
         env = self.get_execution_environment()
         trigger = self._trigger or self._assigner.get_default_trigger(env)
         factory = partial(window_operator, self._assigner, trigger, contents, call,
-                          self._allowed_lateness,
-                          self._late_tag.tag_id if self._late_tag else None)
+                          self._allowed_lateness, self._late_tag)
         stream = self._keyed_stream._keyed(name, factory, output_type)
         stream._transformation.uses_time = True
         if not assigns_data_windows(self._assigner):  # windows of the user's own classes

@@ -9,8 +9,9 @@ from engine.errors import OperatorError
 from engine.runtime.context import ProcessContext, TimeDomain
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME
 from engine.time.watermarks import MAX_WATERMARK
-from engine.runtime.operators.base import UdfOperator, is_pickled
+from engine.runtime.operators.base import UdfOperator
 from engine.runtime.operators.chunks import KeyedChunk
+from engine.runtime.operators.side_outputs import SideOutputs, is_side_output
 
 
 class MapOperator(UdfOperator):
@@ -156,7 +157,7 @@ class ProcessOperator(_ManyOutputsOperator):
 
     def open(self):
         super().open()
-        self._side = {tag: [] for tag in self.side_outputs}  # this chunk's side records
+        self._side = SideOutputs(self.name, self.task.shape, self.side_outputs)
         self._ctx = self.task.process_context(self.cursor, self, self.context_class)
         self._inputs = self._bind_inputs()
 
@@ -179,40 +180,23 @@ class ProcessOperator(_ManyOutputsOperator):
         """Outputs go to ``out``; ``(OutputTag, value)`` results go to that side output
         (converted to the tag's type), as PyFlink's process functions do."""
         emit_main = super()._collector(out, stamped, cursor)
-        side_emitters = self._side_emitters(stamped, cursor)
+        add_side, cursor = self._side.add, cursor or self.cursor
 
         def emit(result):
-            if type(result) is tuple and len(result) == 2 and hasattr(result[0], "tag_id"):
-                self.emit_side(result[0], result[1], side_emitters)
+            if type(result) is tuple and is_side_output(result):  # (no call for most results)
+                add_side(result[0], result[1], cursor.timestamp if stamped else None)
             else:
                 emit_main(result)
         return emit
 
-    def _side_emitters(self, stamped: bool = True, cursor=None):
-        return {tag: super(ProcessOperator, self)._collector(records, stamped, cursor)
-                for tag, records in self._side.items()}
-
-    def emit_side(self, tag, value, side_emitters=None, cursor=None):
-        """Sends ``value`` to side output ``tag`` (dropped if nobody consumes it), stamped
-        with the timestamp of ``cursor``'s element."""
-        emitters = side_emitters or self._side_emitters(cursor=cursor)
-        emit = emitters.get(tag.tag_id)
-        if emit is None:
-            return
-        if not is_pickled(tag.type_info):
-            try:
-                value = tag.type_info.convert(value)
-            except Exception as e:
-                raise OperatorError.wrap(f"{self.name} (side output {tag.tag_id!r})", value,
-                                         e) from None
-        emit(value)
+    def emit_side(self, tag, value, cursor) -> None:
+        """Sends ``value`` to side output ``tag``, stamped with the timestamp of
+        ``cursor``'s element (``ctx.output(tag, value)``)."""
+        self._side.add(tag, value, cursor.timestamp)
 
     def _flush(self, out: list):
         super()._flush(out)
-        for tag, records in self._side.items():
-            if records:
-                self.side_outputs[tag](records[:])
-                records.clear()
+        self._side.flush()
 
     def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
         """Calls ``on_timer`` for the due timers: event time up to ``watermark``, then

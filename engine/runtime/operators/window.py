@@ -17,6 +17,7 @@ from engine.time.timers import EVENT_TIME, PROCESSING_TIME
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 from engine.time.windows import MergingWindowSet, assigns_data_windows
 from engine.runtime.operators.base import UdfOperator
+from engine.runtime.operators.side_outputs import SideOutputs, is_side_output
 
 CONTENTS = "window-contents"
 MERGING_WINDOWS = "merging-window-set"
@@ -178,7 +179,8 @@ class WindowOperator(UdfOperator):
     ("aggregating", AggregateFunction, pickled) or ("list", None, pickled), where
     ``pickled`` says whether the stored elements, reduced values or accumulators may be
     pickled (their declared type allows it); ``function`` is a WindowFunctionCall;
-    ``late_tag`` the OutputTag of late elements, or None."""
+    ``late_tag`` the OutputTag of late elements, or None. What the window function
+    yields as ``(OutputTag, value)`` goes to that side output."""
 
     def __init__(self, assigner, trigger, contents, function: WindowFunctionCall,
                  allowed_lateness: int = 0, late_tag=None):
@@ -214,6 +216,7 @@ class WindowOperator(UdfOperator):
         self.window_context = _ProcessWindowContext(self)
         self.call_window = self.call.bind(self.window_context)
         self._out = None
+        self._side = SideOutputs(self.name, task.shape, self.side_outputs)
 
     def state_of(self, state_descriptor):
         """Keyed state of the operator, the trigger or the window function, through the
@@ -307,9 +310,18 @@ class WindowOperator(UdfOperator):
 
     def _fire(self, window, contents) -> None:
         results = self.call_window(self.backend.get_current_key(), window, contents)
-        timestamp, element = window.max_timestamp(), self.task.shape.element
-        for result in () if results is None else results:
-            self._out.append(element(result, timestamp))
+        if results is not None:
+            self._add_results(results, window.max_timestamp())
+
+    def _add_results(self, results, timestamp: int) -> None:
+        """Adds a window function's results, at ``timestamp``, to this batch's output;
+        ``(OutputTag, value)`` results to that side output."""
+        element, out, add_side = self.task.shape.element, self._out, self._side.add
+        for result in results:
+            if is_side_output(result):
+                add_side(result[0], result[1], timestamp)
+            else:
+                out.append(element(result, timestamp))
 
     def _register_cleanup_timer(self, window) -> None:
         cleanup = self._cleanup_time(window)
@@ -421,13 +433,13 @@ class WindowOperator(UdfOperator):
 
     # --- output -------------------------------------------------------------------
     def _emit(self, out, late) -> None:
+        """Passes on the batch's output and side outputs; late elements go to the late
+        tag's side output, or are dropped and counted."""
         if out:
             self.output(out)
-        if not late:
-            return
-        if self.late_tag is None:  # counted when dropped, not when sent to a side output
+        if late and self.late_tag is None:  # counted when dropped, not when sent on
             self.task.metrics.counts[NUM_LATE_RECORDS_DROPPED] += len(late)
-            return
-        side = self.side_outputs.get(self.late_tag)
-        if side is not None:
-            side(self.task.shape.from_stamped(late))
+        elif late:
+            for timestamp, value in late:
+                self._side.add(self.late_tag, value, timestamp)
+        self._side.flush()

@@ -158,15 +158,15 @@ class BatchWindowOperator(WindowOperator):
         if fresh:
             fresh = sorted(timers.entries_of(fresh))
             due = heapq.merge(due, fresh) if due else fresh
-        self._fire_due(due, in_memory, self._out)
+        self._fire_due(due, in_memory)
 
-    def _fire_due(self, due, in_memory, out) -> None:
+    def _fire_due(self, due, in_memory) -> None:
         """Each due timer in order: the trigger's (at the window's ``max_timestamp()``)
         fires the window; the cleanup timer (the same one without allowed lateness)
         clears it."""
         table, dirty, result_of = self._table, self._dirty, self._result
-        call, set_key, timed = self.call_window, self.backend.set_current_key, \
-            self.task.shape.timed
+        call, set_key, add_results = self.call_window, self.backend.set_current_key, \
+            self._add_results
         clears, delay = self.call.clears, self.cleanup_delay
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
@@ -181,7 +181,7 @@ class BatchWindowOperator(WindowOperator):
                     set_key(key)
                     results = call(user_key(key), window, contents)
                     if results is not None:
-                        out.extend([(end, result) for result in results] if timed else results)
+                        add_results(results, end)
             if cleans:
                 if held is _ABSENT and slot in table:
                     del table[slot]
