@@ -5,8 +5,9 @@ value, an aggregate accumulator, or the list of elements. The assigner puts each
 element into windows; the trigger decides when a window fires and purges, through a
 TriggerContext whose state and timers are scoped to (key, window); a cleanup timer at
 ``max_timestamp + allowed_lateness`` clears the window. Merging assigners (sessions)
-keep a MergingWindowSet per key as keyed state. Emitted records carry the window's
-``max_timestamp()``.
+keep a MergingWindowSet per key as keyed state. Emitted records carry the timestamp of
+what fired the window, as in PyFlink: the timer's (``max_timestamp()`` for the time
+triggers), or the element's for a trigger that fires on an element (count windows).
 """
 from core.state_spec import StateKind, StateSpec
 
@@ -21,6 +22,12 @@ from engine.runtime.operators.side_outputs import SideOutputs, is_side_output
 
 CONTENTS = "window-contents"
 MERGING_WINDOWS = "merging-window-set"
+
+
+def _event_time(timestamp) -> int:
+    """The time assigners and triggers see of an element: Long.MIN_VALUE if it has no
+    timestamp, as in Flink."""
+    return MIN_WATERMARK if timestamp is None else timestamp
 
 
 class WindowFunctionCall:
@@ -261,9 +268,10 @@ class WindowOperator(UdfOperator):
         value = None
         try:
             for value in cursor.records(pairs):
-                timestamp = MIN_WATERMARK if cursor.timestamp is None else cursor.timestamp
-                if not self._add(value, timestamp) and self._is_element_late(timestamp):
-                    late.append((cursor.timestamp, value))
+                timestamp = cursor.timestamp
+                if not self._add(value, timestamp) and \
+                        self._is_element_late(_event_time(timestamp)):
+                    late.append((timestamp, value))
         except OperatorError:
             raise
         except Exception as e:
@@ -271,9 +279,11 @@ class WindowOperator(UdfOperator):
         return late
 
     def _add(self, value, timestamp) -> bool:
-        """Adds an element to its windows; False if every window was already late."""
+        """Adds an element (``timestamp`` None if it has none) to its windows; False if
+        every window was already late."""
         self.backend.set_current_namespace(None)  # assigners' own state (counts) is per key
-        windows = self.assigner.assign_windows(value, timestamp, self.assigner_context)
+        windows = self.assigner.assign_windows(value, _event_time(timestamp),
+                                               self.assigner_context)
         added = False
         for window in windows:
             state_window = window
@@ -288,30 +298,34 @@ class WindowOperator(UdfOperator):
         return added
 
     def _add_to_window(self, value, timestamp, window, state_window) -> None:
-        """Adds an element to one window that is not late: contents, trigger, cleanup."""
+        """Adds an element to one window that is not late: contents, trigger (what fires
+        has the element's timestamp), cleanup."""
         self.backend.set_current_namespace(state_window)
         self.contents.add(value)
         self._set_trigger_window(window)
-        result = self.trigger.on_element(value, timestamp, window, self.trigger_context)
-        self._on_trigger_result(result, window)
+        result = self.trigger.on_element(value, _event_time(timestamp), window,
+                                         self.trigger_context)
+        self._on_trigger_result(result, window, timestamp)
         self._register_cleanup_timer(window)
 
     def _set_trigger_window(self, window) -> None:
         self.trigger_context.window = window
         self.trigger_context.merged_windows = ()
 
-    def _on_trigger_result(self, result, window) -> None:
+    def _on_trigger_result(self, result, window, timestamp) -> None:
+        """Fires and/or purges the window as the trigger said; results of a firing have the
+        ``timestamp`` of the element or timer that fired it, as in PyFlink."""
         if result.is_fire():
             contents = self.contents.get()
             if contents is not None and contents != []:
-                self._fire(window, contents)
+                self._fire(window, contents, timestamp)
         if result.is_purge():
             self.contents.clear()
 
-    def _fire(self, window, contents) -> None:
+    def _fire(self, window, contents, timestamp) -> None:
         results = self.call_window(self.backend.get_current_key(), window, contents)
         if results is not None:
-            self._add_results(results, window.max_timestamp())
+            self._add_results(results, timestamp)
 
     def _add_results(self, results, timestamp: int) -> None:
         """Adds a window function's results, at ``timestamp``, to this batch's output;
@@ -415,7 +429,7 @@ class WindowOperator(UdfOperator):
             result = self.trigger.on_event_time(timestamp, window, self.trigger_context)
         else:
             result = self.trigger.on_processing_time(timestamp, window, self.trigger_context)
-        self._on_trigger_result(result, window)
+        self._on_trigger_result(result, window, timestamp)
         if (domain == EVENT_TIME) == self.event_time and timestamp == self._cleanup_time(window):
             self._clear_all(window, merging_set)
 

@@ -1,7 +1,8 @@
 """Side outputs of window functions: ``yield tag, value`` from a ProcessWindowFunction, from
 the window function given to a windowed ``reduce``/``aggregate``, from a WindowFunction and
-from the functions of ``window_all`` reaches ``get_side_output(tag)``, at the timestamp of
-the main output, as in PyFlink 2.3.0.
+from the functions of ``window_all`` reaches ``get_side_output(tag)``, as in PyFlink 2.3.0;
+main and side outputs have the timestamp of what fired the window (a time window's end, the
+element that filled a count window), and what ``clear`` returns is dropped.
 
 The expected lines were observed on PyFlink 2.3.0 (Java 17, local MiniCluster, parallelism
 1, STREAMING), one program per window kind with ``pyflink`` for ``api``, each branch
@@ -19,7 +20,7 @@ from api.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode
 from api.datastream.functions import (AggregateFunction, AllWindowFunction,
                                       ProcessAllWindowFunction, ProcessWindowFunction,
                                       WindowFunction)
-from api.datastream.window import TumblingEventTimeWindows
+from api.datastream.window import CountTumblingWindowAssigner, TumblingEventTimeWindows
 from engine.errors import JobExecutionException
 
 from tests.api.datastream.test_pyflink_fidelity import by_identifier, printed
@@ -57,8 +58,15 @@ OBSERVED = {
     "all_apply": ["awmain 0 @1999", "awmain 2000 @3999", "awmain 4000 @5999",
                   "awmain 6000 @7999"],
     "all_apply_side": ["aw 0 @1999", "aw 2000 @3999", "aw 4000 @5999", "aw 6000 @7999"],
+    # a count window fires on an element: its results have that element's timestamp
+    "count": ["cmain a @2500", "cmain b @4200", "cmain a @6000"],
+    "count_side": ["cside a [1000, 2500] @2500", "cside b [1500, 4200] @4200",
+                   "cside a [3100, 6000] @6000"],
+    "count_all": ["camain @1500", "camain @3100", "camain @6000"],
+    "count_all_side": ["caside [1000, 1500] @1500", "caside [2500, 3100] @3100",
+                       "caside [4200, 6000] @6000"],
 }
-KINDS = ("process", "reduce", "aggregate", "apply", "all", "all_apply")
+KINDS = ("process", "reduce", "aggregate", "apply", "all", "all_apply", "count", "count_all")
 KEYED_TUMBLING = KINDS[:4]
 
 
@@ -110,6 +118,16 @@ def window_branches(env, kinds):
             yield tag, f"allside {context.window().start} {','.join(keys)}"
             yield f"allmain {len(keys)}"
 
+    class Pairs(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            yield tag, f"cside {key} {[e[1] for e in elements]}"
+            yield f"cmain {key}"
+
+    class AllPairs(ProcessAllWindowFunction):
+        def process(self, context, elements):
+            yield tag, f"caside {[e[1] for e in elements]}"
+            yield "camain"
+
     class AllStarts(AllWindowFunction):
         def apply(self, window, inputs):
             yield tag, f"aw {window.start}"
@@ -118,8 +136,8 @@ def window_branches(env, kinds):
     ds = env.from_collection(DATA, Types.TUPLE([Types.STRING(), Types.LONG()])) \
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(ByField()))
-    windowed = ds.key_by(lambda v: v[0], Types.STRING()) \
-        .window(TumblingEventTimeWindows.of(Time.seconds(2)))
+    keyed = ds.key_by(lambda v: v[0], Types.STRING())
+    windowed = keyed.window(TumblingEventTimeWindows.of(Time.seconds(2)))
     all_windowed = ds.window_all(TumblingEventTimeWindows.of(Time.seconds(2)))
     build = {
         "process": lambda: windowed.process(Counted(), Types.STRING()),
@@ -130,6 +148,9 @@ def window_branches(env, kinds):
         "apply": lambda: windowed.apply(EachElement(), Types.STRING()),
         "all": lambda: all_windowed.process(AllKeys(), Types.STRING()),
         "all_apply": lambda: all_windowed.apply(AllStarts(), Types.STRING()),
+        "count": lambda: keyed.count_window(2).process(Pairs(), Types.STRING()),
+        "count_all": lambda: ds.window_all(CountTumblingWindowAssigner.of(2)).process(
+            AllPairs(), Types.STRING()),
     }
     for kind in kinds:
         main = build[kind]()
