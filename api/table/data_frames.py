@@ -3,7 +3,7 @@ records to DataFrame rows and back."""
 from typing import List, Tuple
 
 from api.common.types import Row
-from api.table.types import DataType, DataTypes
+from api.table.types import _BINARY_ROOTS, DataType, DataTypes
 
 Columns = List[Tuple[str, DataType]]
 
@@ -20,18 +20,25 @@ def spark_type(data_type: DataType):
         return st.MapType(spark_type(args[0]), spark_type(args[1]), args[1]._nullable)
     if root == 'DECIMAL':
         return st.DecimalType(*args)
-    return {'BOOLEAN': st.BooleanType, 'TINYINT': st.ByteType, 'SMALLINT': st.ShortType,
-            'INT': st.IntegerType, 'BIGINT': st.LongType, 'FLOAT': st.FloatType,
-            'DOUBLE': st.DoubleType, 'STRING': st.StringType, 'BYTES': st.BinaryType,
-            'DATE': st.DateType, 'TIMESTAMP': st.TimestampNTZType,
-            'TIMESTAMP_LTZ': st.TimestampType}[root]()
+    if root in _BINARY_ROOTS:
+        return st.BinaryType()
+    simple = {'BOOLEAN': st.BooleanType, 'TINYINT': st.ByteType, 'SMALLINT': st.ShortType,
+              'INT': st.IntegerType, 'BIGINT': st.LongType, 'FLOAT': st.FloatType,
+              'DOUBLE': st.DoubleType, 'STRING': st.StringType, 'VARCHAR': st.StringType,
+              'CHAR': st.StringType, 'DATE': st.DateType, 'TIMESTAMP': st.TimestampNTZType,
+              'TIMESTAMP_LTZ': st.TimestampType}.get(root)
+    if simple is None:
+        raise ValueError(f"{data_type} cannot be a table column here: Spark SQL has no such "
+                         "type (a TIME can be a STRING or a TIMESTAMP)")
+    return simple()
 
 
 def data_type_of_spark(spark_data_type, nullable: bool) -> DataType:
     """The column type of a Spark SQL type; ValueError for one without a Flink type."""
     from pyspark.sql import types as st
     if isinstance(spark_data_type, st.StructType):
-        data_type = DataTypes.ROW([(f.name, data_type_of_spark(f.dataType, f.nullable))
+        data_type = DataTypes.ROW([DataTypes.FIELD(f.name, data_type_of_spark(f.dataType,
+                                                                             f.nullable))
                                    for f in spark_data_type.fields])
     elif isinstance(spark_data_type, st.ArrayType):
         data_type = DataTypes.ARRAY(data_type_of_spark(spark_data_type.elementType,
@@ -73,7 +80,7 @@ def columns_of(data_frame) -> Columns:
 
 def to_data_frame(session, columns: Columns, records: List[tuple]):
     """A DataFrame of ``records`` (tuples of Python values, one per column)."""
-    schema = spark_type(DataTypes.ROW(columns))
+    schema = spark_type(_row_type(columns))
     fields = [t for _, t in columns]
     return session.createDataFrame(
         [tuple(_to_spark(t, v) for t, v in zip(fields, r)) for r in records], schema)
@@ -81,8 +88,12 @@ def to_data_frame(session, columns: Columns, records: List[tuple]):
 
 def collect_rows(data_frame, columns: Columns) -> List[Row]:
     """The rows of ``data_frame`` as Rows named by column."""
-    row_type = DataTypes.ROW(columns)
+    row_type = _row_type(columns)
     return [_from_spark(row_type, r) for r in data_frame.collect()]
+
+
+def _row_type(columns: Columns) -> DataType:
+    return DataTypes.ROW([DataTypes.FIELD(name, data_type) for name, data_type in columns])
 
 
 def _to_spark(data_type: DataType, value):
@@ -95,7 +106,7 @@ def _to_spark(data_type: DataType, value):
         return [_to_spark(args[0], v) for v in value]
     if root == 'MAP':
         return {_to_spark(args[0], k): _to_spark(args[1], v) for k, v in value.items()}
-    if root == 'BYTES':
+    if root in _BINARY_ROOTS:
         return bytearray(value)
     return value
 
@@ -112,6 +123,6 @@ def _from_spark(data_type: DataType, value):
         return [_from_spark(args[0], v) for v in value]
     if root == 'MAP':
         return {_from_spark(args[0], k): _from_spark(args[1], v) for k, v in value.items()}
-    if root == 'BYTES':
+    if root in _BINARY_ROOTS:
         return bytes(value)
     return value

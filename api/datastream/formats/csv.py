@@ -11,11 +11,11 @@ character that sorts before or at the field delimiter, the quote character or a 
 delimiter character (this includes spaces, and digits for some delimiters, as in Flink), or
 the escape character (a backslash when none is set).
 
-The file formats read and write the columns of a :class:`CsvSchema`:
-:class:`CsvReaderFormat` reads a CSV file into Rows for FileSource (a number column is a
-``Types.LONG()`` unless ``number_type`` gives another type, an array column a
-``Types.LIST`` of its ``element_type``; this engine has no Table API ``DataTypes``), and
-:class:`CsvBulkWriters` writes Rows into CSV part files with FileSink.
+The file formats read and write the columns of a :class:`CsvSchema`, typed with the Table
+API's ``DataTypes`` as in PyFlink (a number column is ``DataTypes.BIGINT()`` unless
+``number_type`` gives another type, an array column an ``ARRAY`` of its ``element_type``,
+``DataTypes.STRING()`` by default): :class:`CsvReaderFormat` reads a CSV file into Rows for
+FileSource, and :class:`CsvBulkWriters` writes Rows into CSV part files with FileSink.
 """
 import base64
 import binascii
@@ -30,8 +30,9 @@ from engine.io.files.source import CsvFormat
 
 from api.common.serialization import (BulkWriterFactory, DeserializationSchema,
                                       RowDataBulkWriterFactory, SerializationSchema)
-from api.common.typeinfo import RowTypeInfo, TypeInformation, Types
+from api.common.typeinfo import RowTypeInfo, TypeInformation
 from api.datastream.connectors.file_system import StreamFormat
+from api.table.types import DataType, DataTypes, checked_data_type, type_info_of
 
 from ._text import (checked_row_type, decimal_string, element_type, float_string, java_trim,
                     kind_of, parse_decimal, parse_double, parse_integer, time_string,
@@ -403,8 +404,11 @@ class CsvSchema(object):
     """The columns and the dialect of CSV files, built with :meth:`builder`."""
 
     def __init__(self, columns: list, options: dict):
-        self._columns = columns
+        self._columns = columns  # (name, kind, DataType, column options), in file order
         self._options = options
+        # The Rows this schema reads and writes: one field per column.
+        self._row_type = DataTypes.ROW([DataTypes.FIELD(name, data_type)
+                                        for name, _, data_type, _ in columns])
 
     @staticmethod
     def builder() -> 'CsvSchemaBuilder':
@@ -414,19 +418,11 @@ class CsvSchema(object):
         """The number of columns."""
         return len(self._columns)
 
-    def _row_type(self) -> RowTypeInfo:
-        """The Rows this schema reads and writes: one field per column."""
-        kinds = {'STRING': lambda _: Types.STRING(), 'BOOLEAN': lambda _: Types.BOOLEAN(),
-                 'NUMBER': lambda column: column['number_type'] or Types.LONG(),
-                 'ARRAY': lambda column: Types.LIST(column['element_type'] or Types.STRING())}
-        return Types.ROW_NAMED([name for name, _, _ in self._columns],
-                               [kinds[kind](column) for _, kind, column in self._columns])
-
     def __len__(self):
         return self.size()
 
     def __str__(self):
-        columns = ','.join('"%s"/%s' % (name, kind) for name, kind, _ in self._columns)
+        columns = ','.join('"%s"/%s' % (name, kind) for name, kind, _, _ in self._columns)
         flag = {True: 'true', False: 'false'}
         return (f"[CsvSchema: columns=[{columns}], "
                 f"header? {flag[bool(self._options['use_header'])]}, "
@@ -452,25 +448,31 @@ class CsvSchemaBuilder(object):
     def build(self) -> 'CsvSchema':
         return CsvSchema(list(self._columns), dict(self._options))
 
-    def add_array_column(self, name: str, separator: str = ';', element_type=None
-                         ) -> 'CsvSchemaBuilder':
-        """Adds a column of arrays whose elements are separated by ``separator``
-        (elements are strings unless ``element_type`` says otherwise)."""
-        self._columns.append((name, 'ARRAY', {'separator': separator,
-                                              'element_type': element_type}))
-        return self
+    def add_array_column(self, name: str, separator: str = ';',
+                         element_type: Optional[DataType] = None) -> 'CsvSchemaBuilder':
+        """Adds a column of arrays whose elements are separated by ``separator``; the
+        elements are of ``element_type`` (default ``DataTypes.STRING()``)."""
+        element_type = DataTypes.STRING() if element_type is None else element_type
+        checked_data_type(f"CsvSchema column {name!r}", 'element_type', element_type)
+        return self._add(name, 'ARRAY', DataTypes.ARRAY(element_type), separator=separator)
 
     def add_boolean_column(self, name: str) -> 'CsvSchemaBuilder':
-        self._columns.append((name, 'BOOLEAN', {}))
-        return self
+        """Adds a column of ``DataTypes.BOOLEAN()``."""
+        return self._add(name, 'BOOLEAN', DataTypes.BOOLEAN())
 
-    def add_number_column(self, name: str, number_type=None) -> 'CsvSchemaBuilder':
-        """Adds a numeric column (a 64-bit integer unless ``number_type`` says otherwise)."""
-        self._columns.append((name, 'NUMBER', {'number_type': number_type}))
-        return self
+    def add_number_column(self, name: str, number_type: Optional[DataType] = None
+                          ) -> 'CsvSchemaBuilder':
+        """Adds a column of numbers of ``number_type`` (default ``DataTypes.BIGINT()``)."""
+        number_type = DataTypes.BIGINT() if number_type is None else number_type
+        return self._add(name, 'NUMBER', checked_data_type(f"CsvSchema column {name!r}",
+                                                           'number_type', number_type))
 
     def add_string_column(self, name: str) -> 'CsvSchemaBuilder':
-        self._columns.append((name, 'STRING', {}))
+        """Adds a column of ``DataTypes.STRING()``."""
+        return self._add(name, 'STRING', DataTypes.STRING())
+
+    def _add(self, name: str, kind: str, data_type: DataType, **options) -> 'CsvSchemaBuilder':
+        self._columns.append((name, kind, data_type, options))
         return self
 
     def add_columns_from(self, schema: 'CsvSchema') -> 'CsvSchemaBuilder':
@@ -496,8 +498,8 @@ class CsvSchemaBuilder(object):
 
     def remove_array_element_separator(self, index: int) -> 'CsvSchemaBuilder':
         """Makes column ``index`` use no array element separator."""
-        name, kind, options = self._columns[index]
-        self._columns[index] = (name, kind, dict(options, separator=None))
+        name, kind, data_type, options = self._columns[index]
+        self._columns[index] = (name, kind, data_type, dict(options, separator=None))
         return self
 
     def set_array_element_separator(self, separator: str) -> 'CsvSchemaBuilder':
@@ -569,15 +571,15 @@ class CsvReaderFormat(StreamFormat):
         return CsvReaderFormat('CsvReaderFormat.for_schema', schema=schema)
 
     def _produced_type(self) -> RowTypeInfo:
-        return self._settings['schema']._row_type()
+        return type_info_of(self._settings['schema']._row_type)
 
     def _engine_format(self) -> CsvFormat:
         schema = self._settings['schema']
         options = schema._options
-        row_type = schema._row_type()
+        row_type = self._produced_type()
         null_value = options['null_value']
         readers = []
-        for (name, kind, column), t in zip(schema._columns, row_type.get_field_types()):
+        for (name, kind, _, column), t in zip(schema._columns, row_type.get_field_types()):
             if kind == 'ARRAY':
                 separator = column.get('separator', options['array_element_separator'])
                 read = _array_reader(_scalar_reader(element_type(t)), separator)
@@ -616,7 +618,7 @@ class CsvBulkWriters(object):
     def for_schema(schema: 'CsvSchema') -> BulkWriterFactory:
         """Writes Rows with the columns and the dialect of ``schema`` (a header line
         starts each part file when the schema ``set_use_header``)."""
-        return _CsvWriterFactory('CsvBulkWriters.for_schema', schema._row_type(),
+        return _CsvWriterFactory('CsvBulkWriters.for_schema', schema._row_type,
                                  schema=schema)
 
 
@@ -626,13 +628,9 @@ class _CsvWriterFactory(RowDataBulkWriterFactory):
     def _part_format(self, type_info: TypeInformation) -> EncodedFormat:
         schema = self._settings['schema']
         options = schema._options
-        separators = [column.get('separator') for _, kind, column in schema._columns
+        separators = [column.get('separator') for _, kind, _, column in schema._columns
                       if kind == 'ARRAY']
-        # The row schema writes the LIST columns' values as arrays.
-        types = [Types.OBJECT_ARRAY(element_type(t)) if kind_of(t) == 'List' else t
-                 for t in self._row_type.get_field_types()]
-        builder = CsvRowSerializationSchema.Builder(
-            Types.ROW_NAMED(self._row_type.get_field_names(), types)) \
+        builder = CsvRowSerializationSchema.Builder(type_info_of(self._row_type)) \
             .set_field_delimiter(options['column_separator']) \
             .set_array_element_delimiter(next(iter(separators), None) or
                                          options['array_element_separator'] or ';') \
@@ -647,6 +645,7 @@ class _CsvWriterFactory(RowDataBulkWriterFactory):
         serializer = builder.build()
         header = b''
         if options['use_header']:
-            header = (options['column_separator'].join(self._row_type.get_field_names()) +
+            names = [serializer._quoted(name) for name in self._row_type.field_names()]
+            header = (options['column_separator'].join(names) +
                       options['line_separator']).encode('utf-8')
         return EncodedFormat(serializer._serialize, header)

@@ -8,6 +8,7 @@ from typing import Optional
 from api.common.configuration import Configuration
 from api.common.serialization import (BulkWriterFactory, RowDataBulkWriterFactory,
                                       UnavailableBulkFormat)
+from api.table.types import RowType, checked_data_type
 
 __all__ = ['OrcBulkWriters']
 
@@ -20,9 +21,12 @@ class OrcBulkWriters(object):
     """Bulk writers of ORC files from rows, for FileSink."""
 
     @staticmethod
-    def for_row_type(row_type, writer_properties: Optional[Configuration] = None,
+    def for_row_type(row_type: RowType, writer_properties: Optional[Configuration] = None,
                      hadoop_config: Optional[Configuration] = None) -> BulkWriterFactory:
-        """Writes rows of ``row_type``, with ORC ``writer_properties``."""
-        return _OrcWriterFactory('OrcBulkWriters.for_row_type', row_type,
-                                        writer_properties=writer_properties or Configuration(),
-                                        hadoop_config=hadoop_config or Configuration())
+        """Writes rows of ``row_type`` (a ``DataTypes.ROW``), with ORC
+        ``writer_properties``."""
+        return _OrcWriterFactory(
+            'OrcBulkWriters.for_row_type',
+            checked_data_type('OrcBulkWriters', 'row_type', row_type, RowType),
+            writer_properties=writer_properties or Configuration(),
+            hadoop_config=hadoop_config or Configuration())

@@ -1,9 +1,10 @@
 """Parquet formats, as in ``pyflink.datastream.formats.parquet``.
 
 ``ParquetBulkWriters.for_row_type`` writes Parquet files with FileSink (through pyarrow:
-``pip install 'spark-datastream[parquet]'``); its row type is a ``Types.ROW_NAMED`` row
-type (this engine has no Table API ``DataTypes``). The readers and the Avro writers are
-not available yet: they can be created, and a job using one fails when it is built.
+``pip install 'spark-datastream[parquet]'``); as in PyFlink its row type is a Table API
+``RowType`` (``DataTypes.ROW([DataTypes.FIELD(...), ...])``), whose fields are the columns.
+The readers and the Avro writers are not available yet: they can be created, and a job
+using one fails when it is built.
 """
 from typing import Optional
 
@@ -16,7 +17,8 @@ from api.common.typeinfo import TypeInformation
 from api.datastream.connectors.file_system import BulkFormat, StreamFormat
 from api.unavailable import SOURCE_ALTERNATIVES, UnavailableConnector
 
-from ._text import checked_row_type, element_type, kind_of
+from api.table.types import RowType, checked_data_type, type_info_of
+
 from .avro import AvroSchema
 
 __all__ = ['AvroParquetReaders', 'AvroParquetWriters', 'ParquetColumnarRowInputFormat',
@@ -60,9 +62,10 @@ class ParquetColumnarRowInputFormat(BulkFormat, UnavailableConnector):
 
     _instead = SOURCE_ALTERNATIVES
 
-    def __init__(self, row_type, hadoop_config: Optional[Configuration] = None,
+    def __init__(self, row_type: RowType, hadoop_config: Optional[Configuration] = None,
                  batch_size: int = 2048, is_utc_timestamp: bool = False,
                  is_case_sensitive: bool = True):
+        checked_data_type('ParquetColumnarRowInputFormat', 'row_type', row_type, RowType)
         super().__init__('ParquetColumnarRowInputFormat', row_type=row_type,
                          hadoop_config=hadoop_config or Configuration(),
                          batch_size=batch_size, is_utc_timestamp=is_utc_timestamp,
@@ -73,12 +76,12 @@ class ParquetBulkWriters(object):
     """Bulk writers of Parquet files from rows, for FileSink."""
 
     @staticmethod
-    def for_row_type(row_type, hadoop_config: Optional[Configuration] = None,
+    def for_row_type(row_type: RowType, hadoop_config: Optional[Configuration] = None,
                      utc_timestamp: bool = False) -> BulkWriterFactory:
-        """Writes rows of ``row_type`` (``Types.ROW_NAMED``: its field names are the
-        columns); timestamps are stored as UTC instants with ``utc_timestamp``."""
-        return _ParquetWriterFactory('ParquetBulkWriters.for_row_type',
-                                     checked_row_type(row_type, 'ParquetBulkWriters'),
+        """Writes rows of ``row_type`` (a ``DataTypes.ROW``: its fields are the columns);
+        timestamps are stored as UTC instants with ``utc_timestamp``."""
+        checked_data_type('ParquetBulkWriters', 'row_type', row_type, RowType)
+        return _ParquetWriterFactory('ParquetBulkWriters.for_row_type', row_type,
                                      hadoop_config=hadoop_config or Configuration(),
                                      utc_timestamp=utc_timestamp)
 
@@ -94,10 +97,10 @@ class _ParquetWriterFactory(RowDataBulkWriterFactory):
                               "'spark-datastream[parquet]'") from None
         row_type = self._row_type
         utc = self._settings['utc_timestamp']
-        schema = pa.schema([pa.field(name, _arrow_type(t, pa, utc)) for name, t in
-                            zip(row_type.get_field_names(), row_type.get_field_types())])
-        values = [_arrow_value(t) for t in row_type.get_field_types()]
-        convert = row_type.convert
+        schema = pa.schema([pa.field(f.name, _arrow_type(f.data_type, pa, utc))
+                            for f in row_type])
+        values = [_arrow_value(t) for t in row_type.field_types()]
+        convert = type_info_of(row_type).convert
 
         def to_columns(records: list) -> list:
             rows = [convert(record) for record in records]
@@ -106,49 +109,46 @@ class _ParquetWriterFactory(RowDataBulkWriterFactory):
 
 
 _ARROW_SCALARS = {
-    'String': 'string', 'Char': 'string', 'Boolean': 'bool_', 'Byte': 'int8',
-    'Short': 'int16', 'Integer': 'int32', 'Long': 'int64', 'Float': 'float32',
-    'Double': 'float64', 'Date': 'date32', 'Bytes': 'binary',
+    'BOOLEAN': 'bool_', 'TINYINT': 'int8', 'SMALLINT': 'int16', 'INT': 'int32',
+    'BIGINT': 'int64', 'FLOAT': 'float32', 'DOUBLE': 'float64', 'STRING': 'string',
+    'VARCHAR': 'string', 'CHAR': 'string', 'DATE': 'date32', 'BYTES': 'binary',
+    'VARBINARY': 'binary', 'BINARY': 'binary',
 }
 
 
-def _arrow_type(type_info: TypeInformation, pa, utc: bool):
-    """The Arrow type a field of ``type_info`` is stored as (Flink's Parquet types:
-    BIG_DEC as DECIMAL(38, 18), times in milliseconds, timestamps in microseconds)."""
-    kind = kind_of(type_info)
-    if kind in _ARROW_SCALARS:
-        return getattr(pa, _ARROW_SCALARS[kind])()
-    if kind == 'BigDecimal':
-        return pa.decimal128(38, 18)
-    if kind == 'Time':
+def _arrow_type(data_type, pa, utc: bool):
+    """The Arrow type a field of ``data_type`` is stored as (times in milliseconds,
+    timestamps in microseconds)."""
+    root, args = data_type._root, data_type._args
+    if root in _ARROW_SCALARS:
+        return getattr(pa, _ARROW_SCALARS[root])()
+    if root == 'DECIMAL':
+        return pa.decimal128(*args)
+    if root == 'TIME':
         return pa.time32('ms')
-    if kind == 'Timestamp':
+    if root in ('TIMESTAMP', 'TIMESTAMP_LTZ'):
         return pa.timestamp('us', tz='UTC' if utc else None)
-    if kind in ('Array', 'List', 'PrimitiveArray'):
-        return pa.list_(_arrow_type(element_type(type_info), pa, utc))
-    if kind == 'Map':
-        return pa.map_(_arrow_type(type_info._key_type_info, pa, utc),
-                       _arrow_type(type_info._value_type_info, pa, utc))
-    if kind == 'Row':
-        return pa.struct([pa.field(name, _arrow_type(t, pa, utc)) for name, t in
-                          zip(type_info.get_field_names(), type_info.get_field_types())])
-    raise ValueError(f"ParquetBulkWriters: unsupported field type {type_info!r}")
+    if root == 'ARRAY':
+        return pa.list_(_arrow_type(args[0], pa, utc))
+    if root == 'MAP':
+        return pa.map_(_arrow_type(args[0], pa, utc), _arrow_type(args[1], pa, utc))
+    if root == 'ROW':
+        return pa.struct([pa.field(name, _arrow_type(t, pa, utc)) for name, t in args])
+    raise ValueError(f"ParquetBulkWriters: unsupported field type {data_type}")
 
 
-def _arrow_value(type_info: TypeInformation):
+def _arrow_value(data_type):
     """A function from a converted field value to what pyarrow takes for its type."""
-    kind = kind_of(type_info)
-    if kind == 'Row':
-        names = type_info.get_field_names()
-        fields = [_arrow_value(t) for t in type_info.get_field_types()]
+    root, args = data_type._root, data_type._args
+    if root == 'ROW':
+        fields = [(name, _arrow_value(t)) for name, t in args]
         return lambda row: None if row is None else {
-            name: value(v) for name, value, v in zip(names, fields, row)}
-    if kind in ('Array', 'List', 'PrimitiveArray'):
-        element = _arrow_value(element_type(type_info))
+            name: value(v) for (name, value), v in zip(fields, row)}
+    if root == 'ARRAY':
+        element = _arrow_value(args[0])
         return lambda values: None if values is None else [element(v) for v in values]
-    if kind == 'Map':
-        key, value = _arrow_value(type_info._key_type_info), _arrow_value(
-            type_info._value_type_info)
+    if root == 'MAP':
+        key, value = _arrow_value(args[0]), _arrow_value(args[1])
         return lambda mapping: None if mapping is None else [
             (key(k), value(v)) for k, v in mapping.items()]
     return lambda value: value

@@ -16,6 +16,7 @@ from api.datastream.connectors.file_system import (BucketAssigner, Encoder, File
                                                    FileSource, StreamFormat)
 from api.datastream.formats.parquet import ParquetBulkWriters
 from api.datastream.functions import MapFunction
+from api.table.types import DataTypes
 from engine.io.files import source as file_source
 from engine.errors import JobExecutionException
 from tests.conftest import finished_lines, make_env
@@ -97,11 +98,13 @@ def test_monitoring_picks_up_a_file_written_while_the_job_runs(tmp_path):
 
 def test_a_parquet_file_sink_job(executor, tmp_path):
     row_type = Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()])
+    columns = DataTypes.ROW([DataTypes.FIELD("id", DataTypes.INT()),
+                             DataTypes.FIELD("name", DataTypes.STRING())])
     env = make_env(executor, parallelism=2, micro_batch_size=7)
     env.from_collection([(i, f"n{i}") for i in range(50)]) \
         .map(lambda t: Row(id=t[0], name=t[1]), output_type=row_type) \
         .sink_to(FileSink.for_bulk_format(str(tmp_path / "out"),
-                                          ParquetBulkWriters.for_row_type(row_type))
+                                          ParquetBulkWriters.for_row_type(columns))
                  .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner()).build())
     env.execute("parquet")
     names = [n for n in os.listdir(tmp_path / "out") if not n.startswith(".")]

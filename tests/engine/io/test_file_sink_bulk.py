@@ -17,11 +17,18 @@ from api.datastream.connectors.file_system import (BucketAssigner, FileSink, Out
                                                    RollingPolicy)
 from api.datastream.formats.csv import CsvBulkWriters, CsvSchema
 from api.datastream.formats.parquet import ParquetBulkWriters
+from api.table.types import DataTypes
 from engine.io.sinks import CommitterContext, WriterContext
 
 ROW = Types.ROW_NAMED(["id", "name", "score", "tags", "when"],
                       [Types.INT(), Types.STRING(), Types.DOUBLE(), Types.LIST(Types.STRING()),
                        Types.SQL_TIMESTAMP()])
+# ROW's fields as the Table API types ParquetBulkWriters takes, as in PyFlink
+ROW_TYPE = DataTypes.ROW([
+    DataTypes.FIELD("id", DataTypes.INT()), DataTypes.FIELD("name", DataTypes.STRING()),
+    DataTypes.FIELD("score", DataTypes.DOUBLE()),
+    DataTypes.FIELD("tags", DataTypes.ARRAY(DataTypes.STRING())),
+    DataTypes.FIELD("when", DataTypes.TIMESTAMP())])
 ROWS = [Row(id=1, name="a", score=1.5, tags=["x", "y"],
             when=datetime.datetime(2024, 1, 2, 3, 4, 5, 6000)),
         Row(id=2, name=None, score=None, tags=[], when=None)]
@@ -62,7 +69,7 @@ def finished(base) -> list:
 
 
 def test_parquet_part_files_hold_the_rows_once_committed(tmp_path):
-    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW)).engine_sink(ROW)
+    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW_TYPE)).engine_sink(ROW)
     paths = run_batch(sink, [ROWS[:1], ROWS[1:]])
     assert len(paths) == 1 and os.path.basename(paths[0]).startswith(".part-")
     assert finished(tmp_path) == []  # nothing visible before the commit
@@ -79,25 +86,30 @@ def test_parquet_part_files_hold_the_rows_once_committed(tmp_path):
 
 
 def test_parquet_nested_rows_maps_and_decimals(tmp_path):
-    row_type = Types.ROW_NAMED(["inner", "m", "d"], [
-        Types.ROW_NAMED(["a"], [Types.LONG()]), Types.MAP(Types.STRING(), Types.INT()),
-        Types.BIG_DEC()])
+    row_type = DataTypes.ROW([
+        DataTypes.FIELD("inner", DataTypes.ROW([DataTypes.FIELD("a", DataTypes.BIGINT())])),
+        DataTypes.FIELD("m", DataTypes.MAP(DataTypes.STRING(), DataTypes.INT())),
+        DataTypes.FIELD("d", DataTypes.DECIMAL(10, 2))])
     sink = build(tmp_path, ParquetBulkWriters.for_row_type(row_type, utc_timestamp=True)) \
-        .engine_sink(row_type)
+        .engine_sink(None)
     committer(sink, tmp_path).commit(0, 0, run_batch(sink, [[
         Row(inner=Row(a=7), m={"k": 1}, d=Decimal("1.25"))]]))
     (name,) = finished(tmp_path)
     assert pq.read_table(tmp_path / name).to_pylist() == [
-        {"inner": {"a": 7}, "m": [("k", 1)], "d": Decimal("1.250000000000000000")}]
+        {"inner": {"a": 7}, "m": [("k", 1)], "d": Decimal("1.25")}]
 
 
-def test_parquet_writers_need_a_row_type():
-    with pytest.raises(ValueError, match="only row type information"):
-        ParquetBulkWriters.for_row_type(Types.STRING())
+def test_parquet_writers_need_a_row_type_of_the_table_api():
+    # PyFlink 2.3.0 refuses type information here too (TypeError: Unsupported data type).
+    with pytest.raises(TypeError, match=r"ParquetBulkWriters: row_type must be a RowType "
+                                        r"\(made by the Table API's DataTypes.*got RowTypeInfo"):
+        ParquetBulkWriters.for_row_type(ROW)
+    with pytest.raises(TypeError, match=r"row_type must be a RowType, got BigIntType\(true\)"):
+        ParquetBulkWriters.for_row_type(DataTypes.BIGINT())
 
 
 def test_csv_part_files_follow_the_schema_dialect(tmp_path):
-    schema = CsvSchema.builder().add_number_column("id", number_type=Types.INT()) \
+    schema = CsvSchema.builder().add_number_column("id", number_type=DataTypes.INT()) \
         .add_string_column("name").add_array_column("tags", ",") \
         .set_column_separator("|").set_use_header().build()
     sink = build(tmp_path, CsvBulkWriters.for_schema(schema)).engine_sink(None)
@@ -110,7 +122,7 @@ def test_csv_part_files_follow_the_schema_dialect(tmp_path):
 
 
 def test_bulk_formats_roll_every_batch_into_one_file_per_subtask(tmp_path):
-    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW)).engine_sink(ROW)
+    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW_TYPE)).engine_sink(ROW)
     commit = committer(sink, tmp_path)
     for batch_id in range(3):
         for subtask in range(2):
@@ -150,7 +162,7 @@ def test_a_retried_writer_overwrites_its_own_files_and_commit_is_idempotent(tmp_
 
 
 def test_recover_finishes_committed_batches_and_deletes_later_ones(tmp_path):
-    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW)).engine_sink(ROW)
+    sink = build(tmp_path, ParquetBulkWriters.for_row_type(ROW_TYPE)).engine_sink(ROW)
     for batch_id in range(3):
         run_batch(sink, [ROWS], batch_id=batch_id)
     other = build(tmp_path, encoder=Encoder.simple_string_encoder(),

@@ -19,6 +19,7 @@ from api.common import Duration, Row, Types
 from api.datastream.connectors.file_system import (FileEnumeratorProvider, FileSource,
                                                    StreamFormat)
 from api.datastream.formats.csv import CsvReaderFormat, CsvSchema
+from api.table.types import DataTypes
 from engine.io.files.source import FileSource as EngineFileSource, TextLineFormat
 from engine.errors import RecordReadError
 
@@ -194,12 +195,13 @@ def csv_source(path, schema):
 def test_csv_records_with_a_quoted_line_break_header_and_arrays(tmp_path):
     path = tmp_path / "c1.csv"
     path.write_bytes(b'id|name|list\n1|"multi\nline"|a,b\n2|plain|c\n3|"x|y"|\n')
-    schema = CsvSchema.builder().add_number_column("id", number_type=Types.INT()) \
+    schema = CsvSchema.builder().add_number_column("id", number_type=DataTypes.INT()) \
         .add_string_column("name").add_array_column("list", ",") \
         .set_column_separator("|").set_use_header().build()
     source = csv_source(path, schema)
     assert source.get_produced_type() == Types.ROW_NAMED(
-        ["id", "name", "list"], [Types.INT(), Types.STRING(), Types.LIST(Types.STRING())])
+        ["id", "name", "list"],
+        [Types.INT(), Types.STRING(), Types.OBJECT_ARRAY(Types.STRING())])
     engine = source.engine_source()
     (split,) = engine.splits(2)
     records, position = engine.read(engine.plan(split, 0, 1, 0).descriptor)
@@ -228,7 +230,7 @@ def test_csv_missing_values_are_null_and_null_literals_read_as_null(tmp_path):
 def test_bad_csv_names_the_split_offset_and_record(tmp_path, content, offset, record, cause):
     path = tmp_path / "bad.csv"
     path.write_bytes(content)
-    schema = CsvSchema.builder().add_number_column("id", number_type=Types.INT()) \
+    schema = CsvSchema.builder().add_number_column("id", number_type=DataTypes.INT()) \
         .add_string_column("name").build()
     engine = csv_source(path, schema).engine_source()
     with pytest.raises(RecordReadError) as caught:

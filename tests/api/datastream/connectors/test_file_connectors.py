@@ -12,6 +12,7 @@ from api.datastream.connectors.file_system import (
     StreamFormat, StreamingFileSink)
 from api.datastream.formats.csv import CsvBulkWriters, CsvSchema
 from api.datastream.formats.parquet import ParquetColumnarRowInputFormat
+from api.table.types import DataTypes
 from api.unavailable import ConnectorUnavailableError
 from tests.conftest import make_env
 
@@ -48,7 +49,7 @@ def test_file_source_builder_validates():
 def test_a_file_source_with_a_bulk_format_fails_at_build_time_naming_it():
     env = make_env("local")
     source = FileSource.for_bulk_file_format(
-        ParquetColumnarRowInputFormat(Types.ROW_NAMED(["a"], [Types.INT()])), "/data").build()
+        ParquetColumnarRowInputFormat(DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT())])), "/data").build()
     with pytest.raises(ConnectorUnavailableError,
                        match="ParquetColumnarRowInputFormat is not available yet in this "
                              "engine.*Use instead: env.from_collection"):

@@ -18,6 +18,7 @@ from api.datastream.connectors.rabbitmq import RMQConnectionConfig, RMQSink, RMQ
 from api.datastream.formats.avro import AvroBulkWriters, AvroSchema
 from api.datastream.formats.orc import OrcBulkWriters
 from api.datastream.formats.parquet import AvroParquetWriters
+from api.table.types import DataTypes
 from api.unavailable import ConnectorUnavailableError
 from tests.conftest import make_env
 
@@ -56,7 +57,8 @@ BULK_WRITERS = [
     ("AvroBulkWriters.for_generic_record", lambda: AvroBulkWriters.for_generic_record(AVRO)),
     ("AvroParquetWriters.for_generic_record",
      lambda: AvroParquetWriters.for_generic_record(AVRO)),
-    ("OrcBulkWriters.for_row_type", lambda: OrcBulkWriters.for_row_type("row type")),
+    ("OrcBulkWriters.for_row_type", lambda: OrcBulkWriters.for_row_type(
+        DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT())]))),
 ]
 
 

@@ -7,8 +7,10 @@ from api.datastream.formats.avro import (AvroInputFormat, AvroRowDeserialization
                                          AvroRowSerializationSchema, AvroSchema,
                                          GenericRecordAvroTypeInfo)
 from api.datastream.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
+from api.datastream.formats.orc import OrcBulkWriters
 from api.datastream.formats.parquet import (AvroParquetReaders, ParquetBulkWriters,
                                             ParquetColumnarRowInputFormat)
+from api.table.types import DataTypes
 from api.unavailable import ConnectorUnavailableError, check_available
 
 SCHEMA_TEXT = '{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}'
@@ -42,13 +44,27 @@ def test_parquet_readers_are_configured_and_unavailable():
     with pytest.raises(ConnectorUnavailableError,
                        match="The Parquet format AvroParquetReaders.for_generic_record"):
         check_available(reader)
-    columnar = ParquetColumnarRowInputFormat("row type", batch_size=100)
+    row_type = DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT())])
+    columnar = ParquetColumnarRowInputFormat(row_type, batch_size=100)
     assert columnar._settings["batch_size"] == 100
     assert isinstance(columnar._settings["hadoop_config"], Configuration)
-    row_type = Types.ROW_NAMED(["a"], [Types.INT()])
     writer = ParquetBulkWriters.for_row_type(row_type, utc_timestamp=True)
     assert (writer.get_row_type(), writer._settings["utc_timestamp"]) == (row_type, True)
     check_available(writer)  # the Parquet writers run
+
+
+@pytest.mark.parametrize("make", [
+    lambda row_type: ParquetBulkWriters.for_row_type(row_type),
+    lambda row_type: ParquetColumnarRowInputFormat(row_type),
+    lambda row_type: OrcBulkWriters.for_row_type(row_type),
+])
+def test_row_formats_take_a_row_type_of_the_table_api(make):
+    """As in PyFlink 2.3.0, where ``Types.ROW_NAMED`` fails in the same call (Parquet:
+    TypeError "Unsupported data type: RowTypeInfo(a: Integer)", ORC: TypeError "row_type
+    must be an instance of RowType")."""
+    with pytest.raises(TypeError, match=r"row_type must be a RowType \(made by the Table "
+                                        r"API's DataTypes.*got RowTypeInfo\(a: Integer\)"):
+        make(Types.ROW_NAMED(["a"], [Types.INT()]))
 
 
 def test_csv_schema_builder():
@@ -69,6 +85,7 @@ def test_csv_schema_builder():
         CsvSchema.builder().set_quote_char("")
     assert CsvReaderFormat.for_schema(schema)._settings == {"schema": schema}
     assert CsvBulkWriters.for_schema(schema)._settings == {"schema": schema}
-    # The schema's rows: numbers are LONG unless typed, arrays LIST of STRING by default.
-    assert CsvBulkWriters.for_schema(copied).get_row_type() == Types.ROW_NAMED(
-        ["a", "b", "c"], [Types.STRING(), Types.LONG(), Types.LIST(Types.STRING())])
+    # The schema's rows, as in PyFlink: numbers are BIGINT unless typed, arrays of STRING.
+    assert CsvBulkWriters.for_schema(copied).get_row_type() == DataTypes.ROW([
+        DataTypes.FIELD("a", DataTypes.STRING()), DataTypes.FIELD("b", DataTypes.BIGINT()),
+        DataTypes.FIELD("c", DataTypes.ARRAY(DataTypes.STRING()))])
