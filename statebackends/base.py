@@ -182,15 +182,16 @@ class KeyedStateBackend(ABC):
             slot = slots[key] = (key, VOID_NAMESPACE)
         self.current_slot = slot
 
-    def key_slots(self, keys: Iterable) -> Dict[Hashable, Slot]:
+    def key_slots(self, keys: Iterable) -> Optional[Dict[Hashable, Slot]]:
         """For an operator's loop over the records of ``keys``: the slots that
         ``set_current_key(key)`` would make current, by key, to set ``current_slot`` from
         without a call. A key not in it goes through ``set_current_key`` (which adds it).
-        Empty within a namespace, or unless every key is a str, int or bytes."""
+        None within a namespace, or unless every key is a str, int or bytes (keys may
+        then be lists, which no dict can look up)."""
         if self._current_namespace is VOID_NAMESPACE and \
                 RAW_KEY_TYPES.issuperset(map(type, keys)):
             return self._key_slots
-        return {}
+        return None
 
     def get_current_key(self) -> Hashable:
         """The current key, as the user gave it."""

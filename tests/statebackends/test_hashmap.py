@@ -276,8 +276,9 @@ def test_a_key_outside_a_namespace_gets_the_same_slot_each_time():
 
 def test_key_slots_are_those_set_current_key_makes_current_and_only_for_safe_keys():
     """An operator sets ``current_slot`` from ``key_slots`` without a call: each slot in
-    it is the one ``set_current_key`` makes current. It is empty for keys of another type
-    than str, int and bytes (held as their KeyIdentity), and in a namespace."""
+    it is the one ``set_current_key`` makes current. There is none for keys of another type
+    than str, int and bytes (held as their KeyIdentity; a list key cannot be looked up),
+    and in a namespace."""
     backend = HashMapKeyedStateBackend("op", FULL_RANGE, MAX_PARALLELISM)
     for key in ("a", 7, b"b"):
         backend.set_current_key(key)
@@ -285,6 +286,7 @@ def test_key_slots_are_those_set_current_key_makes_current_and_only_for_safe_key
     for key in ("a", 7, b"b"):
         backend.set_current_key(key)
         assert slots[key] is backend.current_slot
-    assert backend.key_slots(["a", True]) == {} and backend.key_slots([1.0]) == {}
+    assert backend.key_slots(["a", True]) is None and backend.key_slots([1.0]) is None
+    assert backend.key_slots([[1, 2]]) is None
     backend.set_current_namespace("w")
-    assert backend.key_slots(["a"]) == {}
+    assert backend.key_slots(["a"]) is None

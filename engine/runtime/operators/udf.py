@@ -93,6 +93,11 @@ class FilterOperator(UdfOperator):
         self.output(out)
 
 
+def _no_slot(key) -> None:
+    """No known slot: the key is made current with ``set_current_key``."""
+    return None
+
+
 class _ManyOutputsOperator(UdfOperator):
     """Emits every element of the iterable (or generator) the user function returns."""
 
@@ -118,8 +123,8 @@ class _ManyOutputsOperator(UdfOperator):
         keyed_stamped, set_key = cursor.keyed_stamped, cursor.set_key
         if keyed_stamped:
             backend = self.task.keyed_backend
-            slot_of = (backend.key_slots(records.keys) if type(records) is KeyedChunk
-                       else {}).get
+            slots = backend.key_slots(records.keys) if type(records) is KeyedChunk else None
+            slot_of = _no_slot if slots is None else slots.get
         record = None
         try:
             for record in records if keyed_stamped else cursor.records(records):
