@@ -1,122 +1,308 @@
-"""Keys to key groups to operator instances, the same in every process and run.
+"""Keys to key groups to operator instances, where PyFlink puts them.
 
-``stable_hash`` hashes a canonical serialization of a key: Python's built-in
-``hash()`` is salted per process and must never decide where a key lives.
-Values that compare equal hash equal (``1 == 1.0 == True``, a tuple and a
-namedtuple/Row with the same fields), so they fall in the same key group; state
-still keeps them apart as separate entries, since a key is its canonical bytes
-(``core.codec.key_identity``).
+Flink puts a key in key group ``murmurHash(key.hashCode()) % maxParallelism`` and key
+group ``g`` on operator instance ``g * parallelism // maxParallelism``. In PyFlink the
+Java key of ``key_by(selector, key_type)`` is a one-field ``Row`` holding the selector's
+result: for a declared key type, the Java value of that type (a String, an Integer, a
+Tuple2, a Row...); without one (or with ``PICKLED_BYTE_ARRAY``), the bytes of the key
+pickled with protocol 5 (as PyFlink's coder does, see ``_pickled_key``). So a key's group
+depends on the declared key type (``KeyType``), and ``assign_key_group`` computes Java's
+hash code of that Row here. Declared types this module does not model are placed by
+their pickled bytes, as untyped keys are.
+
+``KeyGrouping`` is the one object routing and the state backends ask, with the key
+group of each distinct key cached.
 """
 from __future__ import annotations
 
+import io
+import math
 import pickle
 import struct
-from typing import Any, Tuple
-from zlib import crc32
+import sys
+from dataclasses import dataclass
+from operator import mul
+from typing import Any, Dict, List, Optional, Tuple
+
+from core.codec import serialize_key
 
 __all__ = [
-    "stable_hash", "assign_key_group", "compute_operator_index_for_key_group",
-    "key_group_range_for_operator", "assign_operator_index",
+    "PLACEMENT", "KeyType", "KeyGrouping", "assign_key_group", "key_hash_code", "murmur_hash",
+    "compute_operator_index_for_key_group", "key_group_range_for_operator",
+    "assign_operator_index",
 ]
 
-_MASK32 = 0xFFFFFFFF
-_pack_length = struct.Struct("<I").pack
-_pack_double = struct.Struct("<d").pack
-
-_TAG_NONE = b"N"
-_TAG_INT = b"i"
-_TAG_BIG_INT = b"I"
-_TAG_FLOAT = b"f"
-_TAG_STR = b"s"
-_TAG_BYTES = b"b"
-_TAG_SEQUENCE = b"t"
-_TAG_SET = b"S"
-_TAG_PICKLE = b"p"
-
-# UTF-8 never contains 0xFF, so it ends a string without a length prefix.
-_STR_END = b"\xff"
-# crc32 of the tag alone: the running value a top-level key of that type starts from.
-_STR_SEED = crc32(_TAG_STR)
-_INT_SEED = crc32(_TAG_INT)
-_INT64_MIN = -(1 << 63)
-_INT64_MAX = (1 << 63) - 1
+_M32 = 0xFFFFFFFF
+_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # code units, native
+# 31 ** i mod 2 ** 32, grown on demand: Java's polynomial hashes (String, byte[]) as one
+# sum of products.
+_POWERS_OF_31: List[int] = [1]
+_ROW_KIND_INSERT = 0
+_BOOLEAN_HASHES = (1237, 1231)  # Boolean.hashCode of false, true
+_CACHE_LIMIT = 100_000  # distinct keys a KeyGrouping remembers
+_SCALARS = frozenset((str, int, float, bool, bytes, type(None)))
+_EXACT_SCALARS = frozenset((str, int, bytes, type(None)))  # equal only to their own type
+PLACEMENT = "pyflink"
+"""The key placement of this module; ``KeyGrouping.placement`` adds the key type."""
 
 
-def _feed(value: Any, crc: int) -> int:
-    """Folds the canonical serialization of ``value`` into a running crc32.
+@dataclass(frozen=True)
+class KeyType:
+    """A declared key type, as far as it decides where keys go: ``kind`` is a basic
+    type's name (``"STRING"``, ``"INT"``, ``"LONG"``, ``"SHORT"``, ``"BYTE"``,
+    ``"BOOLEAN"``, ``"FLOAT"``, ``"DOUBLE"``), ``"TUPLE"`` or ``"ROW"`` with ``fields``;
+    None stands for untyped (pickled) keys, in fields too."""
 
-    Variable-length parts carry their length or an end marker, so that
-    ("ab", "c") and ("a", "bc") differ.
-    """
+    kind: str
+    fields: Tuple[Optional["KeyType"], ...] = ()
+
+    def __post_init__(self):
+        if self.kind not in _HASHES:
+            raise ValueError(f"no key placement for key type {self.kind!r}")
+
+    def __str__(self) -> str:
+        if not self.fields:
+            return self.kind
+        return f"{self.kind}({', '.join(map(_type_name, self.fields))})"
+
+    @property
+    def exact_by_value(self) -> bool:
+        """Whether keys equal in Python always have the same hash code (not so for 0.0
+        and -0.0, nor for pickled fields, whose bytes depend on their types)."""
+        return self.kind not in ("FLOAT", "DOUBLE") and all(
+            field is not None and field.exact_by_value for field in self.fields)
+
+
+def _type_name(key_type: Optional[KeyType]) -> str:
+    return "PICKLED_BYTE_ARRAY" if key_type is None else str(key_type)
+
+
+def murmur_hash(code: int) -> int:
+    """Flink's ``MathUtils.murmurHash`` of a 32-bit int: non-negative."""
+    code = (code * 0xCC9E2D51) & _M32
+    code = ((code << 15) | (code >> 17)) & _M32
+    code = (code * 0x1B873593) & _M32
+    code = ((code << 13) | (code >> 19)) & _M32
+    code = (code * 5 + 0xE6546B64) & _M32
+    code ^= 4
+    code ^= code >> 16
+    code = (code * 0x85EBCA6B) & _M32
+    code ^= code >> 13
+    code = (code * 0xC2B2AE35) & _M32
+    code ^= code >> 16
+    if code & 0x80000000:  # negative as a Java int: its absolute value (MIN_VALUE: 0)
+        return 0 if code == 0x80000000 else (1 << 32) - code
+    return code
+
+
+def _polynomial_hash(items, start: int) -> int:
+    """Java's ``h = 31 * h + item`` over ``items`` from ``h = start``, as one sum of
+    products (the loop in C)."""
+    n = len(items)
+    powers = _POWERS_OF_31
+    while len(powers) <= n:
+        powers.append((powers[-1] * 31) & _M32)
+    weights = powers[n - 1::-1] if n else ()
+    return (start * powers[n] + sum(map(mul, items, weights))) & _M32
+
+
+def _string_hash(value: str) -> int:
+    """Java's ``String.hashCode``: over UTF-16 code units."""
+    return _polynomial_hash(memoryview(value.encode(_UTF16, "surrogatepass")).cast("H"), 0)
+
+
+def _bytes_hash(data: bytes) -> int:
+    """Java's ``Arrays.hashCode(byte[])``: over signed bytes."""
+    return _polynomial_hash(memoryview(data).cast("b"), 1)
+
+
+def _int_hash(value: int, bits: int) -> int:
+    """``Integer``/``Short``/``Byte.hashCode``: the value, checked against its range."""
+    if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+        raise ValueError(f"{value} does not fit a {bits}-bit key")
+    return value & _M32
+
+
+def _long_hash(value: int) -> int:
+    if not -(1 << 63) <= value < 1 << 63:
+        raise ValueError(f"{value} does not fit a 64-bit key")
+    value &= 0xFFFFFFFFFFFFFFFF
+    return (value ^ (value >> 32)) & _M32
+
+
+def _double_hash(value: float) -> int:
+    """``Double.hashCode``: of the IEEE bits, every NaN as Java's canonical NaN."""
+    bits = 0x7FF8000000000000 if math.isnan(value) else \
+        struct.unpack("<Q", struct.pack("<d", value))[0]
+    return (bits ^ (bits >> 32)) & _M32
+
+
+def _float_hash(value: float) -> int:
+    """``Float.hashCode``: of the 32-bit IEEE bits the value is rounded to."""
+    if math.isnan(value):
+        return 0x7FC00000
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def _is_plain(value: Any) -> bool:
+    """Whether ``value`` is made of Python's built-in data types only."""
     t = type(value)
-    if t is str:
-        return crc32(_STR_END, crc32(value.encode("utf-8", "surrogatepass"), crc32(_TAG_STR, crc)))
-    if t is int or t is bool:
-        if _INT64_MIN <= value <= _INT64_MAX:
-            return crc32(value.to_bytes(8, "little", signed=True), crc32(_TAG_INT, crc))
-        data = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
-        return crc32(data, crc32(_TAG_BIG_INT + _pack_length(len(data)), crc))
-    if value is None:
-        return crc32(_TAG_NONE, crc)
-    if t is float:
-        if value.is_integer():
-            return _feed(int(value), crc)
-        return crc32(_TAG_FLOAT + _pack_double(value), crc)
-    if isinstance(value, (tuple, list)):
-        return _feed_sequence(value, crc)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        return crc32(data, crc32(_TAG_BYTES + _pack_length(len(data)), crc))
-    if isinstance(value, int):
-        return _feed(int(value), crc)
-    if isinstance(value, str):
-        return _feed(str(value), crc)
-    row_values = getattr(value, "_values", None)
-    if isinstance(row_values, (tuple, list)):
-        # A Row hashes like the tuple of its field values (Row equality compares them).
-        return _feed_sequence(row_values, crc)
-    if isinstance(value, (set, frozenset)):
-        # Set iteration order depends on the salted hash(): combine order-free.
-        member_hashes = sorted(_feed(member, 0) for member in value)
-        crc = crc32(_TAG_SET + _pack_length(len(member_hashes)), crc)
-        return crc32(b"".join(h.to_bytes(4, "little") for h in member_hashes), crc)
-    data = pickle.dumps(value, protocol=5)
-    return crc32(data, crc32(_TAG_PICKLE + _pack_length(len(data)), crc))
+    if t in _SCALARS:
+        return True
+    if t is tuple or t is list:
+        return all(map(_is_plain, value))
+    if t is dict:
+        return all(map(_is_plain, value)) and all(map(_is_plain, value.values()))
+    return False
 
 
-def _feed_sequence(values, crc: int) -> int:
-    crc = crc32(_TAG_SEQUENCE + _pack_length(len(values)), crc)
-    for value in values:
-        crc = _feed(value, crc)
-    return crc
+def _unshared_pickle(value: Any) -> bytes:
+    """``value`` pickled with no memo: the same bytes for equal values, whatever objects
+    they share."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(value)
+    return buffer.getvalue()
 
 
-def stable_hash(key: Any) -> int:
-    """A non-negative 32-bit hash of ``key``, identical in every process and run.
+def _pickled_key(value: Any) -> bytes:
+    """The bytes that place an untyped key. For keys of Python's built-in data types,
+    those of PyFlink's coder (``cloudpickle.dumps``, protocol 5) for the key as a record
+    decoded from a pickle holds it: pickle memoizes a string, bytes or tuple that occurs
+    twice, so the same key may pickle two ways, and here it always pickles the one way.
+    Other keys (subclasses, sets, user classes) are placed by their canonical bytes
+    (``core.codec.serialize_key``), the same in every process."""
+    if type(value) in _SCALARS:
+        return pickle.dumps(value, 5)
+    if _is_plain(value):
+        # Our own bytes, just made: a copy that shares only what unpickling shares.
+        return pickle.dumps(pickle.loads(_unshared_pickle(value)), 5)
+    return serialize_key(value)
 
-    >>> stable_hash("user-1") == stable_hash("user-1")
-    True
+
+def _pickled_hash(value: Any) -> int:
+    """The hash of the ``byte[]`` PyFlink makes of an untyped key."""
+    return _bytes_hash(_pickled_key(value))
+
+
+def _fields(value: Any, key_type: KeyType) -> list:
+    """The field values of a tuple or row key (a Row, tuple or list)."""
+    values = getattr(value, "_values", value)
+    if not isinstance(values, (tuple, list)) or len(values) != len(key_type.fields):
+        raise ValueError(f"{value!r} is not a {key_type.kind.lower()} of "
+                         f"{len(key_type.fields)} fields")
+    return values
+
+
+def _tuple_hash(value: Any, key_type: KeyType) -> int:
+    """A Java ``TupleN.hashCode``: 31 * h + each field's ``hashCode()``, from the first."""
+    h = 0
+    for field, field_type in zip(_fields(value, key_type), key_type.fields):
+        h = (31 * h + (0 if field is None else _object_hash(field, field_type))) & _M32
+    return h
+
+
+def _row_hash(value: Any, key_type: KeyType) -> int:
+    """A Java ``Row.hashCode`` (Flink 2): 31 * its kind's byte + the deep hash of its
+    fields, as an array."""
+    kind = getattr(value, "get_row_kind", None)
+    return (31 * (_ROW_KIND_INSERT if kind is None else kind().value)
+            + _fields_hash(_fields(value, key_type), key_type.fields)) & _M32
+
+
+def _fields_hash(values, types) -> int:
+    """The deep hash a Row gives its fields: ``h = 31 * h + field``, from 1, where a field
+    hashes as ``Arrays.deepHashCode`` of a one-element array holding it (None: 0)."""
+    h = 1
+    for value, key_type in zip(values, types):
+        h = 31 * h + (0 if value is None else 31 + _object_hash(value, key_type))
+    return h & _M32
+
+
+def _object_hash(value: Any, key_type: Optional[KeyType]) -> int:
+    """The Java ``hashCode()`` of ``value`` as a Java object of ``key_type`` (a pickled
+    key: its bytes' array hash, as ``Arrays.deepHashCode`` takes it)."""
+    if key_type is None:
+        return _pickled_hash(value)
+    return _HASHES[key_type.kind](value, key_type)
+
+
+def _checked(python_type, hash_of):
+    def hash_value(value, key_type):
+        if not isinstance(value, python_type):
+            raise TypeError(f"{value!r} is a {type(value).__name__}, not a key of type "
+                            f"{key_type.kind}")
+        return hash_of(value)
+    return hash_value
+
+
+_HASHES = {
+    "STRING": _checked(str, _string_hash),
+    "INT": _checked(int, lambda v: _int_hash(v, 32)),
+    "SHORT": _checked(int, lambda v: _int_hash(v, 16)),
+    "BYTE": _checked(int, lambda v: _int_hash(v, 8)),
+    "LONG": _checked(int, _long_hash),
+    "BOOLEAN": _checked(int, lambda v: _BOOLEAN_HASHES[bool(v)]),
+    "DOUBLE": _checked((int, float), lambda v: _double_hash(float(v))),
+    "FLOAT": _checked((int, float), lambda v: _float_hash(float(v))),
+    "TUPLE": _tuple_hash,
+    "ROW": _row_hash,
+}
+
+
+def key_hash_code(key: Any, key_type: Optional[KeyType] = None) -> int:
+    """The ``hashCode()`` (as an unsigned 32-bit int) of the Java key PyFlink makes of
+    ``key``: a one-field Row (kind INSERT) holding it as ``key_type`` (None: its pickled
+    bytes)."""
+    return _fields_hash((key,), (key_type,))
+
+
+def assign_key_group(key: Any, max_parallelism: int, key_type: Optional[KeyType] = None) -> int:
+    """The key group of ``key`` (of ``key_type``, None: untyped), as in PyFlink.
+
+    >>> assign_key_group("banana", 128, KeyType("STRING"))
+    54
     """
-    # Fast paths for the commonest keys; each equals _feed(key, 0).
-    t = type(key)
-    if t is str:
-        h = crc32(_STR_END, crc32(key.encode("utf-8", "surrogatepass"), _STR_SEED))
-    elif t is int and _INT64_MIN <= key <= _INT64_MAX:
-        h = crc32(key.to_bytes(8, "little", signed=True), _INT_SEED)
-    else:
-        h = _feed(key, 0)
-    # MurmurHash3's finalizer (inlined: this runs per record) spreads crc32's
-    # bits so that the low bits make good buckets.
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK32
-    return h ^ (h >> 16)
+    return murmur_hash(key_hash_code(key, key_type)) % max_parallelism
 
 
-def assign_key_group(key: Any, max_parallelism: int) -> int:
-    """The key group of ``key``: ``stable_hash(key) % max_parallelism``."""
-    return stable_hash(key) % max_parallelism
+class KeyGrouping:
+    """The key groups of the keys of one keyed stream: its declared key type (None:
+    untyped) and max parallelism. The group of each distinct key is computed once (up to
+    ``_CACHE_LIMIT`` keys) where equal keys share a group: for a declared type without
+    floats, every key; for untyped keys, those made of str, int, bytes, None and tuples
+    (``1``, ``1.0`` and ``True`` are equal, but pickle differently)."""
+
+    def __init__(self, key_type: Optional[KeyType], max_parallelism: int):
+        self.key_type = key_type
+        self.max_parallelism = max_parallelism
+        self.placement = f"{PLACEMENT}:{_type_name(key_type)}"
+        """Names how keys are grouped (stored with state: state grouped otherwise is
+        regrouped on restore)."""
+        self._cache: Dict[Any, int] = {}
+        self._by_value = key_type is not None and key_type.exact_by_value
+
+    def key_group(self, key: Any) -> int:
+        """The key group of ``key``."""
+        if self._by_value or type(key) in _EXACT_SCALARS or _is_exact_tuple(key):
+            cache = self._cache
+            try:
+                return cache[key]
+            except KeyError:
+                group = assign_key_group(key, self.max_parallelism, self.key_type)
+                if len(cache) < _CACHE_LIMIT:
+                    cache[key] = group
+                return group
+            except TypeError:  # unhashable, e.g. a list in a row
+                pass
+        return assign_key_group(key, self.max_parallelism, self.key_type)
+
+
+def _is_exact_tuple(key: Any) -> bool:
+    """Whether ``key`` is a tuple that equals only keys that pickle as it does."""
+    return type(key) is tuple and all(
+        type(item) in _EXACT_SCALARS or _is_exact_tuple(item) for item in key)
 
 
 def compute_operator_index_for_key_group(max_parallelism: int, parallelism: int,
@@ -125,9 +311,10 @@ def compute_operator_index_for_key_group(max_parallelism: int, parallelism: int,
     return key_group * parallelism // max_parallelism
 
 
-def assign_operator_index(key: Any, max_parallelism: int, parallelism: int) -> int:
+def assign_operator_index(key: Any, max_parallelism: int, parallelism: int,
+                          key_type: Optional[KeyType] = None) -> int:
     """The operator instance owning ``key``."""
-    return assign_key_group(key, max_parallelism) * parallelism // max_parallelism
+    return assign_key_group(key, max_parallelism, key_type) * parallelism // max_parallelism
 
 
 def key_group_range_for_operator(max_parallelism: int, parallelism: int,

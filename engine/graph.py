@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
+from core.keygroups import KeyType
+
 # Ship strategies (Flink's names, as they appear in the execution plan).
 FORWARD = "FORWARD"
 REBALANCE = "REBALANCE"
@@ -26,10 +28,12 @@ NEVER = "NEVER"
 
 @dataclass(frozen=True)
 class Partitioning:
-    """How records travel over an edge; ``key_selector`` for HASH and CUSTOM."""
+    """How records travel over an edge; ``key_selector`` for HASH and CUSTOM, and for HASH
+    the declared key type, which decides where keys go (None: untyped)."""
     strategy: str
     key_selector: Optional[object] = None
     partitioner: Optional[object] = None
+    key_type: Optional[KeyType] = None
 
 
 _ids = itertools.count(1)
@@ -104,6 +108,7 @@ class Node:
     operator_factory: Callable
     output_type: object
     pickled_keys: bool = True  # see Transformation.pickled_keys
+    key_type: Optional[KeyType] = None  # keyed: of its HASH inputs (their Partitioning)
     watermark_spec: object = None  # generates watermarks (assign_timestamps_and_watermarks)
     broadcast_input: Optional[int] = None  # the input whose records update broadcast state
     stage: int = -1
@@ -204,6 +209,8 @@ def build_plan(sinks: List[Transformation], default_parallelism: int,
                     f"operation: {down.name} parallelism: {down.parallelism}. You must use "
                     "another partitioning strategy, such as broadcast, rebalance, shuffle or "
                     "global.")
+            if partitioning.strategy == HASH and down.keyed:  # (inputs agree: the API checks)
+                down.key_type = partitioning.key_type
             edge = Edge(len(edges) + 1, src.id, t.id, partitioning, side_tag, input_index)
             edges[edge.id] = edge
             down.in_edges.append(edge.id)

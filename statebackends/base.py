@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
+from functools import partial
 from typing import (Any, Callable, Dict, Hashable, Iterable, Iterator, MutableMapping, Optional,
                     Set, Tuple)
 
 from checkpoint.files import CorruptFileError
-from checkpoint.state_store import StateFile, StateStore
+from checkpoint.state_store import INCREMENTAL, StateFile, StateStore
 from statebackends.heap_states import (
     HeapAggregatingState, HeapListState, HeapMapState, HeapReducingState, HeapValueState,
 )
@@ -49,6 +50,7 @@ from core.codec import (
     deserialize, deserialize_data, deserialize_deferred, key_identity, resolve_pickled,
     serialize_data, serialize_data_items, serialize_value, serialize_value_items, user_key,
 )
+from core.keygroups import KeyGrouping, KeyType
 from core.state_spec import StateKind, StateSpec
 
 __all__ = ["KeyedStateBackend", "KeyGroupMismatchError", "PickledStateError", "VOID_NAMESPACE",
@@ -85,6 +87,17 @@ Slot = Tuple[Hashable, Any]
 
 _HEAP_STATES = {StateKind.VALUE: HeapValueState, StateKind.LIST: HeapListState,
                 StateKind.MAP: HeapMapState}
+
+
+PLACEMENT_META = "key_placement"
+"""The field of a state file's metadata naming how its keys were grouped
+(``KeyGrouping.placement``); files of releases before it have none."""
+
+
+def _placements(store: StateStore, files: Iterable[StateFile]) -> Set[Optional[str]]:
+    """How the keys of ``files`` were grouped (None: before placements were recorded)."""
+    return {(store.read_incremental(f).meta if f.kind == INCREMENTAL
+             else store.read_meta(f)).get(PLACEMENT_META) for f in files}
 
 
 class KeyGroupMismatchError(Exception):
@@ -127,7 +140,8 @@ class KeyedStateBackend(ABC):
 
     def __init__(self, operator_id: str, key_group_range: Tuple[int, int],
                  max_parallelism: int, snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                 allow_pickled: bool = True, pickled_keys: bool = True):
+                 allow_pickled: bool = True, pickled_keys: bool = True,
+                 key_type: Optional[KeyType] = None):
         start, end = key_group_range
         if not 0 <= start <= end < max_parallelism:
             raise ValueError(f"key group range {start}-{end} is not within "
@@ -137,8 +151,11 @@ class KeyedStateBackend(ABC):
         self.operator_id = operator_id
         self.key_group_range = (start, end)
         self.max_parallelism = max_parallelism
+        self.key_grouping = KeyGrouping(key_type, max_parallelism)
+        """The key group of each key: as routing puts keys (the operator's key type)."""
         self.snapshot_interval = snapshot_interval
         self.version = -1
+        self._snapshot_next = False  # the next version is a snapshot (state was regrouped)
         self._current_namespace = VOID_NAMESPACE
         self.current_slot: Slot = (key_identity(None), VOID_NAMESPACE)
         """(current key's identity, current namespace): the entry every state object
@@ -422,7 +439,12 @@ class KeyedStateBackend(ABC):
         if version <= self.version:
             raise ValueError(f"operator {self.operator_id!r}: cannot write version {version}, "
                              f"the state is already at version {self.version}")
-        return version % self.snapshot_interval == 0
+        regrouped, self._snapshot_next = self._snapshot_next, False
+        return regrouped or version % self.snapshot_interval == 0
+
+    def _file_meta(self) -> Dict[str, Any]:
+        """The metadata of a state file this backend writes."""
+        return {"state_kinds": dict(self._kinds), PLACEMENT_META: self.key_grouping.placement}
 
     @abstractmethod
     def write_version(self, store: StateStore, version: int) -> None:
@@ -431,11 +453,61 @@ class KeyedStateBackend(ABC):
         range are pruned. If writing fails, discard this backend."""
 
     @classmethod
-    @abstractmethod
     def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
                 max_parallelism: int, version: int,
-                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL) -> "KeyedStateBackend":
+                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                **options) -> "KeyedStateBackend":
         """A backend holding ``key_group_range`` at ``version`` (empty at -1), from the
         newest snapshot <= version and the changelogs after it, of every stored
-        key-group range that overlaps the requested one. (A backend may take keyword
-        options of its own, as its constructor does.)"""
+        key-group range that overlaps the requested one. ``options`` go to the
+        constructor (``key_type``, and a backend's own).
+
+        State whose keys were grouped otherwise (by an earlier release, or for another key
+        type) is regrouped: every key group is read, this backend keeps the keys that are
+        now in its groups, and its next version is a snapshot."""
+        restore = partial(cls._restore, store, operator_id, max_parallelism=max_parallelism,
+                          version=version, snapshot_interval=snapshot_interval, **options)
+        placement = KeyGrouping(options.get("key_type"), max_parallelism).placement
+        if _placements(store, store.files_to_restore(operator_id, key_group_range, version)) \
+                <= {placement}:
+            return restore(key_group_range=key_group_range)
+        everything = (0, max_parallelism - 1)
+        stored = _placements(store, store.files_to_restore(operator_id, everything, version))
+        if len(stored) > 1:
+            raise KeyGroupMismatchError(
+                f"the state of operator {operator_id!r} at version {version} mixes key "
+                f"placements {sorted(map(str, stored))}")
+        whole = restore(key_group_range=everything)
+        if key_group_range == everything:
+            backend = whole
+        else:
+            try:
+                backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
+                              **options)
+                backend._take_own_entries(whole)
+            finally:
+                whole.close()
+        backend._snapshot_next = True
+        return backend
+
+    def _take_own_entries(self, whole: "KeyedStateBackend") -> None:
+        """Takes the entries of this backend's key groups from ``whole`` (a backend over
+        every key group, grouped otherwise)."""
+        start, end = self.key_group_range
+        key_group = self.key_grouping.key_group
+        self._kinds.update(whole._kinds)
+        self._pickled_in.update(whole._pickled_in)
+        for name, table in whole._tables.items():
+            own = self._table_of(name)[0]
+            for slot, value in table.items():
+                if start <= key_group(user_key(slot[0])) <= end:
+                    own[slot] = value
+        self.version = whole.version
+
+    @classmethod
+    @abstractmethod
+    def _restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
+                 max_parallelism: int, version: int,
+                 snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                 **options) -> "KeyedStateBackend":
+        """``restore`` of state grouped as this backend groups it."""

@@ -14,14 +14,14 @@ committed version, from files of any key-group ranges.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Hashable, Set, Tuple
+from typing import Any, Dict, Hashable, Optional, Set, Tuple
 
 from checkpoint.state_store import CHANGELOG, SNAPSHOT, StateStore
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, GroupChanges, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
 from core.codec import user_key
-from core.keygroups import assign_key_group
+from core.keygroups import KeyType
 
 __all__ = ["HashMapKeyedStateBackend"]
 
@@ -51,7 +51,7 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
         groups = self._grouped_entries(everything=is_snapshot)  # encoded one at a time
         store.write(self.operator_id, self.key_group_range, version,
                     SNAPSHOT if is_snapshot else CHANGELOG, groups,
-                    meta={"state_kinds": dict(self._kinds)}, encode=self._encode_group)
+                    meta=self._file_meta(), encode=self._encode_group)
         if is_snapshot:
             store.prune(self.operator_id, self.key_group_range, version)
         for dirty in self._dirty.values():
@@ -68,8 +68,7 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
                 key = slot[0]
                 group = key_group_of.get(key)
                 if group is None:
-                    group = key_group_of[key] = assign_key_group(user_key(key),
-                                                                 self.max_parallelism)
+                    group = key_group_of[key] = self.key_grouping.key_group(user_key(key))
                     if not start <= group <= end:
                         raise KeyGroupMismatchError(
                             f"operator {self.operator_id!r} holds state for key {key!r} of key "
@@ -87,11 +86,11 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
         return groups
 
     @classmethod
-    def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
-                max_parallelism: int, version: int,
-                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                allow_pickled: bool = True,
-                pickled_keys: bool = True) -> "HashMapKeyedStateBackend":
+    def _restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
+                 max_parallelism: int, version: int,
+                 snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                 allow_pickled: bool = True, pickled_keys: bool = True,
+                 key_type: Optional[KeyType] = None) -> "HashMapKeyedStateBackend":
         """A backend holding ``key_group_range`` at ``version`` (empty at -1).
 
         Reads the newest snapshot <= version and the changelogs after it, from
@@ -100,7 +99,7 @@ class HashMapKeyedStateBackend(KeyedStateBackend):
         their state (``statebackends.base``).
         """
         backend = cls(operator_id, key_group_range, max_parallelism, snapshot_interval,
-                      allow_pickled, pickled_keys)
+                      allow_pickled, pickled_keys, key_type)
         start, end = backend.key_group_range
         by_group: Dict[int, Dict[str, Dict[Slot, Any]]] = {}
         for state_file in store.files_to_restore(operator_id, backend.key_group_range, version):

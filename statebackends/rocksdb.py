@@ -71,7 +71,7 @@ from checkpoint.state_store import (
 from statebackends.base import (
     DEFAULT_SNAPSHOT_INTERVAL, KeyedStateBackend, KeyGroupMismatchError, Slot,
 )
-from core.keygroups import assign_key_group
+from core.keygroups import KeyType
 from core.private_paths import open_private
 from core.codec import (
     PAIR_HEADER, PickledDataError, data_key_item_bytes, deserialize, deserialize_data,
@@ -188,6 +188,12 @@ class RocksDBTable(MutableMapping):
         group, body = self._backend.encode_slot(slot)
         self._slot, self._db_key = slot, group + self.state_id + body
         return self._db_key
+
+    def stored_db_key(self, group: int, slot: Slot) -> bytes:
+        """The db key of ``slot`` in the key group a stored file has it in (as an
+        incremental snapshot's entries keep theirs: state of another placement is
+        consistent until ``restore`` regroups it)."""
+        return _group_prefix(group) + self.state_id + self._backend.encode_slot(slot)[1]
 
     def forget_read_value(self) -> None:
         self._read_key = self._read_value = None
@@ -389,13 +395,14 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                  block_cache_size: Optional[int] = None,
                  write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
                  allow_pickled: bool = True, pickled_keys: bool = True,
+                 key_type: Optional[KeyType] = None,
                  _initial_files: Optional[Tuple[StateFile, StateFileContent]] = None):
         if max_parallelism > MAX_KEY_GROUPS:
             raise ValueError(f"operator {operator_id!r}: the RocksDB state backend supports "
                              f"a max parallelism of at most {MAX_KEY_GROUPS}, "
                              f"got {max_parallelism}")
         super().__init__(operator_id, key_group_range, max_parallelism, snapshot_interval,
-                         allow_pickled, pickled_keys)
+                         allow_pickled, pickled_keys, key_type)
         self._key_item = key_item_bytes if self.pickled_keys else data_key_item_bytes
         self._slot_bytes = serialize_key if self.pickled_keys else serialize_data_key
         if incremental is not None:
@@ -506,7 +513,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         return key_identity(key), namespace
 
     def _group_of(self, key) -> bytes:
-        return _group_prefix(assign_key_group(key, self.max_parallelism))
+        return _group_prefix(self.key_grouping.key_group(key))
 
     def _declare(self, name: str, pickled: bool) -> None:
         self._values_pickled[name] = pickled
@@ -524,7 +531,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         is_snapshot = self._is_snapshot(version)
         self.writes.flush()
         changes = self._changed_groups(read_values=not is_snapshot)
-        meta = {"state_kinds": dict(self._kinds)}
+        meta = self._file_meta()
         if not is_snapshot:
             store.write(self.operator_id, self.key_group_range, version, CHANGELOG, changes,
                         meta=meta, encode=self._encode_group)
@@ -595,10 +602,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
     @classmethod
-    def restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
-                max_parallelism: int, version: int,
-                snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
-                **options) -> "RocksDBKeyedStateBackend":
+    def _restore(cls, store: StateStore, operator_id: str, key_group_range: Tuple[int, int],
+                 max_parallelism: int, version: int,
+                 snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+                 **options) -> "RocksDBKeyedStateBackend":
         """A backend holding ``key_group_range`` at ``version`` (empty at -1), streamed into
         a fresh RocksDB from the files of either backend, of any key-group ranges.
 
@@ -660,17 +667,17 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self._copy_incremental(store, state_file, lo, hi, writer)
         else:
             self._kinds.update(store.read_meta(state_file)["state_kinds"])
-            for _, changes in self._read_groups(store, state_file, (lo, hi)):
+            for group, changes in self._read_groups(store, state_file, (lo, hi)):
                 for name, (puts, deletes) in changes.items():
                     table = self._table_of(name)[0]
                     for slot in deletes:
-                        writer.delete(table.db_key(slot))
+                        writer.delete(table.stored_db_key(group, slot))
                     for slot, value in puts.items():  # (pickled values: as they were)
                         try:
                             data = table._serialize(value)
                         except Exception as e:
                             raise self.unstorable(name, slot, e) from e
-                        writer.put(table.db_key(slot), data)
+                        writer.put(table.stored_db_key(group, slot), data)
         writer.flush()
 
     def _copy_incremental(self, store: StateStore, state_file: StateFile, lo: int, hi: int,

@@ -27,6 +27,8 @@ import struct
 from decimal import Decimal, InvalidOperation
 from typing import List
 
+from core.keygroups import KeyType
+
 from .time import Instant
 from .types import Row, RowKind
 
@@ -92,6 +94,11 @@ class TypeInformation(object):
         """JVM-only: there is no Java type information here, so this returns None."""
         return None
 
+    def _key_type(self):
+        """Where keys of this type go, as a ``core.keygroups.KeyType``; None: by their
+        pickled bytes, as untyped keys (also for types whose placement is not modelled)."""
+        return None
+
     def __ne__(self, other):
         return not self == other
 
@@ -133,6 +140,10 @@ class BasicTypeInfo(TypeInformation):
         self._name = name
         self._java_class = java_class
 
+    def _key_type(self):
+        kind = _KEY_KINDS.get(self._java_class)
+        return None if kind is None else KeyType(kind)
+
     def __eq__(self, other):
         return type(other) is type(self) and self._name == other._name
 
@@ -143,6 +154,12 @@ class BasicTypeInfo(TypeInformation):
 def _all_of_type(exact_type: type, values: list) -> bool:
     """Whether every value is of exactly ``exact_type`` (not a subclass)."""
     return {exact_type}.issuperset(map(type, values))
+
+
+_KEY_KINDS = {"java.lang.String": "STRING", "java.lang.Byte": "BYTE",
+              "java.lang.Boolean": "BOOLEAN", "java.lang.Short": "SHORT",
+              "java.lang.Integer": "INT", "java.lang.Long": "LONG", "java.lang.Float": "FLOAT",
+              "java.lang.Double": "DOUBLE"}
 
 
 class _StringTypeInfo(BasicTypeInfo):
@@ -428,6 +445,9 @@ class RowTypeInfo(TypeInformation):
     def get_field_types(self) -> List[TypeInformation]:
         return self._field_types
 
+    def _key_type(self):
+        return KeyType("ROW", tuple(t._key_type() for t in self._field_types))
+
     def convert(self, value):
         if isinstance(value, Row):
             values = value.get_fields_by_names(self._names)
@@ -533,6 +553,9 @@ class TupleTypeInfo(TypeInformation):
 
     def get_field_types(self) -> List[TypeInformation]:
         return self._field_types
+
+    def _key_type(self):
+        return KeyType("TUPLE", tuple(t._key_type() for t in self._field_types))
 
     def convert(self, value):
         if not isinstance(value, (tuple, list, Row)):

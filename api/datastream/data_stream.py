@@ -223,7 +223,8 @@ class DataStream:
         selector = fn.wrap_key_selector(key_selector)
         t = Transformation("partition", "Partition", [self._transformation],
                            output_type=self.get_type(),
-                           partitioning=Partitioning(graph.HASH, key_selector=selector))
+                           partitioning=Partitioning(graph.HASH, key_selector=selector,
+                                                     key_type=_placement(key_type)))
         return KeyedStream(self._env, t, selector, key_type)
 
     def connect(self, ds: Union["DataStream", "BroadcastStream"]
@@ -436,6 +437,11 @@ def _checked_assigner(window_assigner):
     if not hasattr(window_assigner, "assign_windows"):
         raise TypeError(f"expected a WindowAssigner, got {type(window_assigner).__name__}")
     return window_assigner
+
+
+def _placement(key_type: Optional[TypeInformation]):
+    """The ``core.keygroups.KeyType`` that places keys of ``key_type`` (None: untyped)."""
+    return None if key_type is None else key_type._key_type()
 
 
 def _is_pickled(type_info) -> bool:
@@ -727,6 +733,11 @@ class ConnectedStreams:
     def _process(self, name: str, func, output_type) -> DataStream:
         keyed = self._is_keyed_stream()
         key_types = (self.stream1._key_type, self.stream2._key_type) if keyed else ()
+        if keyed:  # keys of both inputs meet in one state, on one subtask
+            first, second = (key_type or Types.PICKLED_BYTE_ARRAY() for key_type in key_types)
+            if first != second:
+                raise TypeError(f"Key types if input KeyedStreams don't match: "
+                                f"Row(f0: {first!r}) and Row(f0: {second!r}).")
         return _two_input(name, partial(CoProcessOperator, func), self.stream1,
                           self.stream2._transformation, output_type, keyed, key_types)
 

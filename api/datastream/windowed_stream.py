@@ -9,7 +9,7 @@ from engine.runtime.operators.window_batch import window_operator
 from engine.runtime.state_descriptors import declares_pickled
 from engine.time.windows import assigns_data_windows
 
-from api.common.typeinfo import TypeInformation, Types
+from api.common.typeinfo import TypeInformation
 from . import functions as fn
 from .output_tag import OutputTag
 
@@ -140,14 +140,10 @@ class WindowedStream(_Windowed):
     """A KeyedStream cut into windows: ``ks.window(TumblingEventTimeWindows.of(...))``."""
 
 
-# stable_hash(72293) is a multiple of 32768, so this key is in key group 0 (subtask 0) at
-# every power-of-two max parallelism: like PyFlink, whose window_all keys by a constant,
-# one subtask evaluates every window and a print() after it prints "1> ".
-_THE_ONLY_KEY = 72293
-
-
-def _the_only_key(value) -> int:
-    return _THE_ONLY_KEY
+def _null_byte_key(value) -> int:
+    """The key of every element of a window_all: PyFlink's ``NullByteKeySelector`` keys by
+    an untyped 0, so its windows are evaluated on the subtask that 0's pickle goes to."""
+    return 0
 
 
 class AllWindowedStream(_Windowed):
@@ -159,8 +155,11 @@ class AllWindowedStream(_Windowed):
                     fn.ProcessAllWindowFunction: "process_all"}
 
     def __init__(self, data_stream, window_assigner):
-        super().__init__(data_stream.key_by(_the_only_key, Types.INT()), window_assigner)
+        super().__init__(data_stream.key_by(_null_byte_key), window_assigner)
 
     def _window(self, name, contents, call, output_type):
-        return super()._window(name.replace("Window(", "AllWindow("), contents, call,
-                               output_type)
+        stream = super()._window(name.replace("Window(", "AllWindow("), contents, call,
+                                 output_type)
+        # The key is the int 0, never pickled (only windows of the user's own may be).
+        stream._transformation.pickled_keys = not assigns_data_windows(self._assigner)
+        return stream

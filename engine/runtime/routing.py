@@ -10,14 +10,13 @@ import random
 from operator import itemgetter
 from typing import Callable, List, Optional
 
-from core.keygroups import assign_key_group, compute_operator_index_for_key_group
+from core.keygroups import KeyGrouping, compute_operator_index_for_key_group
 
 from engine.errors import OperatorError
 from engine.runtime.exchange import pickled
 from engine.runtime.operators.chunks import KeyedChunk, RecordShape
 from engine.graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
-KEY_CACHE_LIMIT = 100_000
 PIECE_RECORDS = 512  # records per pickled piece of a chunk (see operators.io.SOURCE_CHUNK)
 
 
@@ -105,23 +104,22 @@ class Router:
                     chunks[rng.randrange(down_p)].append(record)
             return shuffle
         if strategy == HASH:  # the key selector gets values, not timed elements
-            return self._hash_route(partitioning.key_selector.get_key, down_p, max_p)
+            return self._hash_route(partitioning, down_p, max_p)
         if strategy == CUSTOM:
             return self._custom_route(partitioning, down_p)
         raise ValueError(f"unknown ship strategy {strategy}")
 
-    def _hash_route(self, get_key, down_p, max_p):
-        """Ships records to the partition owning the key's key group: with their keys to
-        a keyed operator (pickled as ``KeyedChunk``s), as they are to any other (e.g. a
-        print sink)."""
-        cache = {}
+    def _hash_route(self, partitioning, down_p, max_p):
+        """Ships records to the partition owning the key's key group (``KeyGrouping`` of
+        the edge's key type): with their keys to a keyed operator (pickled as
+        ``KeyedChunk``s), as they are to any other (e.g. a print sink)."""
+        get_key = partitioning.key_selector.get_key
+        key_group = KeyGrouping(partitioning.key_type, max_p).key_group
+        owner = [compute_operator_index_for_key_group(max_p, down_p, group)
+                 for group in range(max_p)]
         name = self.name
         chunks, chunk_keys = self.chunks, self.keys
         values = _values if self.shape.timed else None
-
-        def target_of(key):
-            return compute_operator_index_for_key_group(
-                max_p, down_p, assign_key_group(key, max_p))
 
         def hash_route(records):
             try:  # the key selector over the whole chunk at once
@@ -131,13 +129,11 @@ class Router:
                                          _failing(get_key, records, values), e) from None
             for record, key in zip(records, keys):
                 try:
-                    target = cache[key]
-                except KeyError:
-                    target = target_of(key)
-                    if len(cache) < KEY_CACHE_LIMIT:
-                        cache[key] = target
-                except TypeError:  # unhashable key, e.g. a list
-                    target = target_of(key)
+                    target = owner[key_group(key)]
+                except Exception as e:  # a key the declared key type cannot hold
+                    raise OperatorError.wrap(f"{name} (key selector)",
+                                             record if values is None else record[1],
+                                             e) from None
                 if chunk_keys is not None:
                     chunk_keys[target].append(key)
                 chunks[target].append(record)

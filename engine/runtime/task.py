@@ -194,6 +194,7 @@ class StageInstance:
         return restore_backend(
             self.job.settings.state_backend, StateStore(batch.state_dir), node.uid, kg_range,
             node.max_parallelism, batch.base_version, pickled_keys=node.pickled_keys,
+            key_type=node.key_type,
             **self.job.settings.state_backend_options)
 
     def _restore_broadcast_state(self, batch: BatchInfo) -> KeyedStateBackend:
