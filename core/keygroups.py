@@ -298,6 +298,16 @@ class KeyGrouping:
                 pass
         return assign_key_group(key, self.max_parallelism, self.key_type)
 
+    def key_groups(self, keys: list) -> List[int]:
+        """The key group of each of ``keys`` (a chunk's: one call, not one per key)."""
+        if self._by_value or _EXACT_SCALARS.issuperset(map(type, keys)):
+            cache = self._cache
+            try:  # the common case: every key seen before
+                return [cache[key] for key in keys]
+            except (KeyError, TypeError):
+                pass
+        return list(map(self.key_group, keys))
+
 
 def _is_exact_tuple(key: Any) -> bool:
     """Whether ``key`` is a tuple that equals only keys that pickle as it does."""

@@ -114,7 +114,7 @@ class Router:
         the edge's key type): with their keys to a keyed operator (pickled as
         ``KeyedChunk``s), as they are to any other (e.g. a print sink)."""
         get_key = partitioning.key_selector.get_key
-        key_group = KeyGrouping(partitioning.key_type, max_p).key_group
+        grouping = KeyGrouping(partitioning.key_type, max_p)
         owner = [compute_operator_index_for_key_group(max_p, down_p, group)
                  for group in range(max_p)]
         name = self.name
@@ -127,15 +127,19 @@ class Router:
             except Exception as e:
                 raise OperatorError.wrap(f"{name} (key selector)",
                                          _failing(get_key, records, values), e) from None
-            for record, key in zip(records, keys):
-                try:
-                    target = owner[key_group(key)]
-                except Exception as e:  # a key the declared key type cannot hold
-                    raise OperatorError.wrap(f"{name} (key selector)",
-                                             record if values is None else record[1],
-                                             e) from None
-                if chunk_keys is not None:
-                    chunk_keys[target].append(key)
+            try:
+                groups = grouping.key_groups(keys)
+            except Exception as e:  # a key the declared key type cannot hold
+                record = _failing(grouping.key_group, records, values, keys)
+                raise OperatorError.wrap(f"{name} (key selector)",
+                                         record if values is None else record[1], e) from None
+            if chunk_keys is None:
+                for record, group in zip(records, groups):
+                    chunks[owner[group]].append(record)
+                return
+            for record, key, group in zip(records, keys, groups):
+                target = owner[group]
+                chunk_keys[target].append(key)
                 chunks[target].append(record)
         return hash_route
 
@@ -167,11 +171,14 @@ def _values(elements: list):
     return map(itemgetter(1), elements)
 
 
-def _failing(get_key, records: list, values) -> object:
-    """The first record whose key selection fails (key selectors are deterministic)."""
-    for record, value in zip(records, records if values is None else values(records)):
+def _failing(function, records: list, values, inputs=None) -> object:
+    """The first record for which ``function`` fails (called on its value, or on its item
+    of ``inputs``): key selectors and key groups are deterministic."""
+    if inputs is None:
+        inputs = records if values is None else values(records)
+    for record, item in zip(records, inputs):
         try:
-            get_key(value)
+            function(item)
         except Exception:
             return record
     return None
