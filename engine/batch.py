@@ -4,8 +4,8 @@ The driver sends every task the ``CompiledJob`` (once per job, with the job's
 ``TaskSettings``) and the batch's ``BatchInfo``. A task returns a stream of small
 typed results: ``DataChunk`` for the next stage (the executor moves it, the driver
 never sees it), and ``SinkCommittable``, ``SplitPosition``, ``MaxTimestamp``,
-``MetricReport`` or ``TaskFailure`` for the driver. Each is a NamedTuple, so it
-pickles as cheaply as a plain tuple.
+``MetricReport``, ``Printed`` or ``TaskFailure`` for the driver. Each is a NamedTuple,
+so it pickles as cheaply as a plain tuple.
 """
 from dataclasses import dataclass, field
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
@@ -111,6 +111,17 @@ class MetricReport(NamedTuple):
     meters: Dict[str, Tuple[int, int]]
     gauges: Dict[str, Any]
     distributions: Dict[str, tuple]
+
+
+class Printed(NamedTuple):
+    """What a subtask's functions wrote to ``sys.stdout`` in this batch (the print sink's
+    lines too), for the driver's stdout; ``closing``: what their ``close()`` wrote, after
+    the final batch (the driver writes it after the rest, as Flink closes functions once
+    the job's records are through)."""
+    stage: int
+    subtask: int
+    text: str
+    closing: bool = False
 
 
 class TaskFailure(NamedTuple):

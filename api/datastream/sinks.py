@@ -2,9 +2,10 @@
 (FileSink's is in ``engine.io.files.sink``), and the legacy ``write_as_text``,
 ``write_as_csv`` and ``write_to_socket`` sinks with their ``WriteMode``.
 
-Print and collect format a batch's records in the tasks and write them in the driver
-once the batch is committed; a SinkFunction's ``invoke`` runs in the tasks, where the
-records are.
+Print writes each record's line to the task's stdout, which reaches the driver's with
+the rest of what the task printed; collect formats a batch's records in the tasks and
+hands them over in the driver once the batch is committed; a SinkFunction's ``invoke``
+runs in the tasks, where the records are.
 """
 import sys
 import time
@@ -15,7 +16,7 @@ from typing import Callable, Optional
 from engine.io.files.sink import TextFileSink
 from engine.io.socket import SocketSink
 from engine.errors import RecordWriteError
-from engine.io.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext
+from engine.io.sinks import Committer, ListWriter, Sink, SinkWriter, WriterContext, convert_each
 
 from api.common.serialization import SerializationSchema
 from api.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo
@@ -50,8 +51,11 @@ class _DriverCommitter(Committer):
 
 
 class PrintSink(Sink):
-    """``print()``: lines formatted in the tasks with Flink's ``id:N> `` prefix, written to
-    the driver's stdout when the batch is committed."""
+    """``print()``: each record as a line with Flink's ``id:N> `` prefix, printed in the
+    task as it arrives, as Flink's print sink does; it reaches the driver's stdout with
+    whatever else the task printed (``engine.runtime.stdout_capture``). At least once:
+    a batch that fails and runs again prints its lines again, as Flink does after a
+    restart."""
 
     def __init__(self, type_info, sink_identifier: Optional[str]):
         self.format = print_formatter(type_info)
@@ -63,15 +67,20 @@ class PrintSink(Sink):
             prefix += (":" if prefix else "") + str(context.subtask + 1)
         prefix = prefix + "> " if prefix else ""
         to_text = self.format
-        return ListWriter(lambda record: f"{prefix}{to_text(record)}\n")
+        return _PrintingWriter(lambda record: f"{prefix}{to_text(record)}\n")
 
     def create_committer(self) -> Committer:
-        return _DriverCommitter(_write_stdout)
+        return Committer()
 
 
-def _write_stdout(subtask: int, lines: list) -> None:
-    sys.stdout.write("".join(lines))
-    sys.stdout.flush()
+class _PrintingWriter(SinkWriter):
+    """Prints each record's line to ``sys.stdout``."""
+
+    def __init__(self, to_line: Callable):
+        self.to_line = to_line
+
+    def write(self, values: list) -> None:
+        sys.stdout.write("".join(convert_each(self.to_line, values)))
 
 
 class CollectSink(Sink):

@@ -40,8 +40,8 @@ from engine.driver.progress import progress_display
 from engine.driver.sink_commits import SinkCommits
 from engine.driver.settings import CheckpointOptions, JobSettings
 from engine.io.sinks import Committer, CommitterContext
-from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, SinkCommittable, SplitPosition, \
-    TaskFailure
+from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, Printed, SinkCommittable, \
+    SplitPosition, TaskFailure
 from engine.io.sources import Source, SplitRange
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
@@ -54,6 +54,18 @@ UNTRUSTED_STATE = "untrusted_state"  # a commit record's mark: state from a give
 def _now_ms() -> int:
     """The processing time: wall-clock milliseconds."""
     return int(time.time() * 1000)
+
+
+def _write_printed(results: list) -> None:
+    """Writes what the batch's tasks printed (``Printed``) to stdout, stage by stage and
+    subtask by subtask, once they are done (what ``close()`` printed last); that of a
+    failed batch too: as in Flink, what a function printed before it failed has been
+    printed."""
+    printed = sorted((r for r in results if isinstance(r, Printed)),
+                     key=lambda p: (p.closing, p.stage, p.subtask))
+    if printed:
+        sys.stdout.write("".join(p.text for p in printed))
+        sys.stdout.flush()
 
 
 @dataclass
@@ -286,6 +298,7 @@ class JobRunner:
                                   input_watermark=watermark, watermark=next_watermark,
                                   job_name=settings.job_name)
                 results = self.executor.run_batch(batch, ranges)
+                _write_printed(results)
                 errors = [r.error for r in results if isinstance(r, TaskFailure)]
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")

@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional
 import cloudpickle
 
 from engine.errors import JobExecutionException
-from engine.batch import BatchInfo, CompiledJob, DataChunk, TaskFailure, for_driver
+from engine.batch import BatchInfo, CompiledJob, DataChunk, Printed, TaskFailure, for_driver
 from engine.executor.python_dependencies import Bundle, restore_working_directory
 from engine.runtime.task import configure_storage, job_of, run_task
 from engine.executor.base import Executor
@@ -167,13 +167,17 @@ def _target_partition(target: int) -> int:
 def _retrying(results, max_attempts: int):
     """Lets Spark retry a task whose user code failed, while attempts are left (Flink
     restarts failed tasks too): the retry rebuilds the task's state from the batch's base
-    version, so nothing is applied twice. The last attempt reports the error itself."""
+    version, so nothing is applied twice. The last attempt reports the error itself.
+    Spark keeps nothing an attempt it retries returned: what the attempt printed goes
+    to the worker's stdout (Spark's executor log), as it would without capturing."""
     from pyspark import TaskContext
+    results = list(results)
     for result in results:
         if isinstance(result, TaskFailure) and \
                 TaskContext.get().attemptNumber() + 1 < max_attempts:
+            sys.stdout.write("".join(r.text for r in results if isinstance(r, Printed)))
             raise RuntimeError(f"task attempt failed, Spark retries it: {result.error}")
-        yield result
+    yield from results
 
 
 def _run_subtask(load, run_id, stage_id, partition, batch, inputs):

@@ -20,7 +20,7 @@ from statebackends.base import KeyedStateBackend
 from core.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
-from engine.batch import BatchInfo, CompiledJob, DataChunk, MetricReport, TaskFailure
+from engine.batch import BatchInfo, CompiledJob, DataChunk, MetricReport, Printed, TaskFailure
 from engine.errors import OperatorError, RecordWriteError
 from engine.io.sinks import convert_each
 from engine.runtime.exchange import drop_kept_chunks_but, holds_kept_chunks, kept, payload_of, records_of
@@ -34,6 +34,7 @@ from engine.runtime.operators.udf import MapOperator
 from engine.runtime.routing import Router
 from engine.runtime.context import ProcessContext, StreamingRuntimeContext, TimerService
 from engine.runtime.state_backends import restore_backend
+from engine.runtime.stdout_capture import captured_stdout, printed_text
 from engine.time.timers import InternalTimerService
 
 CACHED_INSTANCES = 64
@@ -255,9 +256,6 @@ class StageInstance:
                    for result in self.operators[n].driver_results(n, self.partition)]
         results.extend(self._metric_reports())
         self._write_state(batch.batch_id)
-        if batch.is_final:
-            for op in operators:
-                op.close()
         for edge_id, router in self.routers.items():
             for target, pieces in router.take_chunks():
                 name = f"{edge_id}-{self.partition}-{target}"
@@ -266,6 +264,11 @@ class StageInstance:
                                 if target == own else
                                 payload_of(pieces, batch.exchange_dir, name))
         yield from results
+
+    def close(self) -> None:
+        """Closes the operators, after the job's final batch."""
+        for n in self.stage.nodes:
+            self.operators[n].close()
 
     def _metric_reports(self) -> List[MetricReport]:
         source = self.stage.nodes[0] if self.stage.is_source else None
@@ -310,7 +313,17 @@ _jobs: Dict[str, CompiledJob] = {}
 def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, partition: int,
              batch: BatchInfo, inputs: Iterable) -> Iterator:
     """Runs one stage for one partition and batch; yields its ``engine.batch`` results
-    (a ``TaskFailure`` if user code or input failed)."""
+    (a ``TaskFailure`` if user code or input failed), first what its functions printed
+    (``Printed``, also when they failed)."""
+    with captured_stdout() as stdout:
+        results = _run_stage(load_job, run_id, stage_id, partition, batch, inputs)
+    text = printed_text(stdout)
+    if text:
+        yield Printed(stage_id, partition, text)
+    yield from results
+
+
+def _run_stage(load_job, run_id, stage_id, partition, batch, inputs) -> list:
     key = (run_id, stage_id, partition)
     instance = _instances.pop(key, None)
     drop_kept_chunks_but(run_id, batch.batch_id)
@@ -319,15 +332,20 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
             job = job_of(run_id, load_job)
             instance = StageInstance(job, job.plan.stages[stage_id], partition, batch)
         with _collector_paused():
-            items = list(instance.run_batch(batch, inputs))
+            results = list(instance.run_batch(batch, inputs))
+        if batch.is_final:
+            with captured_stdout() as closing:
+                instance.close()
+            text = printed_text(closing)
+            if text:
+                results.append(Printed(stage_id, partition, text, closing=True))
     except OperatorError as e:
-        yield TaskFailure(e)
-        return
+        return [TaskFailure(e)]
     if not batch.is_final:
         _instances[key] = instance
         while len(_instances) > CACHED_INSTANCES:
             _instances.popitem(last=False)
-    yield from items
+    return results
 
 
 def configure_storage(job: CompiledJob) -> None:
