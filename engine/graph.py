@@ -152,9 +152,10 @@ class PlanError(ValueError):
     """The dataflow cannot be executed as written (raised before anything runs)."""
 
 
-def reachable(sinks: List[Transformation]) -> List[Transformation]:
+def reachable(defined: List[Transformation]) -> List[Transformation]:
+    """``defined`` and every transformation upstream of them, in the order created."""
     seen: Dict[int, Transformation] = {}
-    stack = list(sinks)
+    stack = list(defined)
     while stack:
         t = stack.pop()
         if t.id not in seen:
@@ -183,10 +184,11 @@ def _resolve_input(inp: Transformation, partitioning, side_tag):
         yield from _resolve_input(upstream, partitioning, side_tag)
 
 
-def build_plan(sinks: List[Transformation], default_parallelism: int,
+def build_plan(defined: List[Transformation], default_parallelism: int,
                default_max_parallelism: int, chaining_enabled: bool = True) -> JobPlan:
-    """Turns the transformations that lead to ``sinks`` into nodes, edges and stages."""
-    transformations = [t for t in reachable(sinks) if t.physical]
+    """Turns ``defined`` (a job's operators and sinks) and the transformations that lead
+    to them into nodes, edges and stages."""
+    transformations = [t for t in reachable(defined) if t.physical]
     nodes: Dict[int, Node] = {}
     for t in transformations:
         nodes[t.id] = Node(

@@ -141,6 +141,7 @@ class DataStream:
                   keyed=False) -> "DataStream":
         t = Transformation("operator", name, [self._transformation], factory,
                            output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+        self._env._add_transformation(t)
         return DataStream(self._env, t)
 
     def map(self, func: Union[Callable, fn.MapFunction],
@@ -320,7 +321,7 @@ class DataStream:
     def _sink(self, name: str, sink) -> "DataStreamSink":
         t = Transformation("sink", name, [self._transformation], partial(SinkOperator, sink),
                            parallelism=self._env.get_parallelism(), pact="Data Sink", sink=sink)
-        self._env._add_sink(t)
+        self._env._add_transformation(t)
         return DataStreamSink(t)
 
     def print(self, sink_identifier: Optional[str] = None) -> "DataStreamSink":
@@ -374,15 +375,21 @@ class DataStream:
     def execute_and_collect(self, job_execution_name: str = None, limit: int = None):
         """Runs the job and returns its results: a CloseableIterator, or a list of at most
         ``limit`` elements when ``limit`` is given."""
-        stream_type = self.get_type()
-        sink = CollectSink(None if _is_pickled(stream_type) else stream_type.collected_value)
-        t = Transformation("sink", COLLECT_SINK, [self._transformation],
-                           partial(SinkOperator, sink), pact="Data Sink", sink=sink)
-        iterator = self._env._execute_collect(t, sink.buffer, job_execution_name)
+        iterator = self._collect(job_execution_name)
         if limit is None:
             return iterator
         with iterator:
             return [x for _, x in zip(range(limit), iterator)]
+
+    def _collect(self, job_name: Optional[str], alone: bool = False) -> "CloseableIterator":
+        """Runs the job of the environment's transformations and this stream's results
+        (``alone``: of this stream only, leaving the others to the environment's next job);
+        returns an iterator of the results."""
+        stream_type = self.get_type()
+        sink = CollectSink(None if _is_pickled(stream_type) else stream_type.collected_value)
+        t = Transformation("sink", COLLECT_SINK, [self._transformation],
+                           partial(SinkOperator, sink), pact="Data Sink", sink=sink)
+        return self._env._execute_collect(t, sink.buffer, job_name, alone)
 
 
 class _RecordTimestampAssigner(TimestampAssigner):
@@ -684,6 +691,7 @@ def _two_input(name: str, factory: Callable, input1: DataStream, input2: Transfo
                output_type, keyed: bool, key_types=()) -> DataStream:
     t = Transformation("operator", name, [input1._transformation, input2], factory,
                        output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+    input1._env._add_transformation(t)
     t.uses_time = keyed  # timers and timestamps, as KeyedStream.process
     t.pickled_keys = any(map(declares_pickled, key_types))
     return DataStream(input1._env, t)

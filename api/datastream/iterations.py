@@ -140,7 +140,7 @@ class IterativeStream(DataStream):
         type_info = self.get_type()
         sink = _FeedbackSink(self._channel, None if _is_pickled(type_info)
                              else type_info.convert)
-        self._env._add_sink(Transformation(
+        self._env._add_transformation(Transformation(
             "sink", "Iteration Sink", [feedback_stream._transformation],
             partial(SinkOperator, sink), pact="Data Sink", sink=sink))
         self._closed = True

@@ -82,14 +82,15 @@ def apply_configuration(env, configuration: Configuration) -> None:
             else HashMapStateBackend())
 
 
-def job_settings(env, sinks: List[Transformation], job_name: Optional[str] = None,
+def job_settings(env, defined: List[Transformation], job_name: Optional[str] = None,
                  progress: bool = True) -> JobSettings:
-    """The engine's settings of the job of ``sinks`` built in ``env``; with ``progress``
+    """The engine's settings of the job of ``defined`` (its operators and sinks) built in
+    ``env``; with ``progress``
     False, no progress line whatever is configured. Fails (PlanError) if the job does not
     fit its settings: an unbounded source in BATCH mode, or an operator without a uid
     while auto-generated uids are disabled."""
     conf, config = env._conf, env.get_config()
-    transformations = reachable(sinks)
+    transformations = reachable(defined)
     _check_uids(transformations, config.has_auto_generated_uids_enabled())
     bounded = all(t.source.bounded for t in transformations if t.kind == "source")
     mode = env._runtime_mode

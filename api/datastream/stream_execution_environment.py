@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from functools import partial
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from engine.graph import Transformation, build_plan, execution_plan_json
 from engine.driver.job import create_runner
@@ -56,7 +56,10 @@ class StreamExecutionEnvironment:
         self._runtime_mode = RuntimeExecutionMode.STREAMING
         self._chaining = True
         self._sources_created = 0
-        self._sinks: List[Transformation] = []
+        # Every operator and sink defined since the last job, as Flink's environment keeps
+        # them: a job runs them all, consumed or not (sources and partitionings are
+        # reached from them).
+        self._transformations: List[Transformation] = []
         self._iterations: list = []  # IterativeStreams, checked when the job is built
         self._state_backend: StateBackend = HashMapStateBackend()
         self._checkpoint_config = CheckpointConfig(self._conf)
@@ -286,27 +289,29 @@ class StreamExecutionEnvironment:
         return self._source_stream(t).assign_timestamps_and_watermarks(watermark_strategy)
 
     # --- execution ------------------------------------------------------------
-    def _add_sink(self, sink: Transformation) -> None:
-        self._sinks.append(sink)
+    def _add_transformation(self, t: Transformation) -> None:
+        self._transformations.append(t)
 
-    def _take_sinks(self, extra: Optional[Transformation] = None) -> List[Transformation]:
-        sinks = self._sinks + ([extra] if extra is not None else [])
-        self._sinks = []
-        return sinks
+    def _take_job(self, extra: Optional[Transformation] = None) -> Tuple[list, list]:
+        """What the next job runs, taken from the environment: its transformations (and
+        ``extra``) and its IterativeStreams."""
+        job = (self._transformations + ([extra] if extra is not None else []),
+               self._iterations)
+        self._transformations, self._iterations = [], []
+        return job
 
-    def _create_runner(self, sinks: List[Transformation], job_name: Optional[str],
+    def _create_runner(self, job: Tuple[list, list], job_name: Optional[str],
                        progress: bool = True):
-        settings = job_settings(self, sinks, job_name, progress)
-        iterations, self._iterations = self._iterations, []
+        transformations, iterations = job
+        settings = job_settings(self, transformations, job_name, progress)
         check_iterations(iterations, settings.state_dir, settings.restart)
         if plan_only():
-            raise ProgramAbortException(self._plan_json(sinks, settings))
-        return create_runner(sinks, settings)
+            raise ProgramAbortException(self._plan_json(transformations, settings))
+        return create_runner(transformations, settings)
 
     def execute(self, job_name: str = None) -> JobExecutionResult:
         """Runs the job until every source is finished; returns its JobExecutionResult."""
-        sinks = self._take_sinks()
-        runner = self._create_runner(sinks, job_name)
+        runner = self._create_runner(self._take_job(), job_name)
         start = time.time()
         for _ in runner.batches():
             pass
@@ -315,24 +320,27 @@ class StreamExecutionEnvironment:
 
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""
-        sinks = self._take_sinks()
-        runner = self._create_runner(sinks, job_name)
+        runner = self._create_runner(self._take_job(), job_name)
         return JobClient(JobID(runner.job_id), _AsyncRun(runner))
 
-    def _execute_collect(self, sink: Transformation, buffer, job_name=None):
-        sinks = self._take_sinks(sink)
+    def _execute_collect(self, sink: Transformation, buffer, job_name=None, alone=False):
+        """Runs the environment's job with the collecting ``sink`` (``alone``: ``sink``
+        and its inputs only, leaving the environment's job to its next execute); returns
+        the iterator of ``buffer``."""
         # The caller prints results between batches, and may leave the iterator open:
         # no progress line, which would stay on screen until the iterator is collected.
-        runner = self._create_runner(sinks, job_name, progress=False)
+        runner = self._create_runner(([sink], []) if alone else self._take_job(sink),
+                                     job_name, progress=False)
         return CloseableIterator(runner, buffer)
 
     def get_execution_plan(self) -> str:
         """The plan of the job built so far, as JSON in Flink's format."""
-        return self._plan_json(self._sinks, job_settings(self, self._sinks))
+        return self._plan_json(self._transformations,
+                               job_settings(self, self._transformations))
 
     @staticmethod
-    def _plan_json(sinks: List[Transformation], settings: JobSettings) -> str:
-        return execution_plan_json(build_plan(sinks, settings.parallelism,
+    def _plan_json(transformations: List[Transformation], settings: JobSettings) -> str:
+        return execution_plan_json(build_plan(transformations, settings.parallelism,
                                               settings.max_parallelism,
                                               settings.chaining_enabled))
 

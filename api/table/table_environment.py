@@ -182,7 +182,8 @@ class StreamTableEnvironment(TableEnvironment):
         (with ``as``) rename them: ``'f1 as name, f0'``.
 
         The stream's job runs when a query, ``execute`` or ``to_data_stream`` first needs
-        the table's rows; sinks added to the environment before then run in that job.
+        the table's rows; only the stream runs in it: the environment's sinks and other
+        operators run in its next job.
         """
         if not isinstance(data_stream, DataStream):
             raise TypeError(f"from_data_stream() takes a DataStream, got "
@@ -205,7 +206,7 @@ class StreamTableEnvironment(TableEnvironment):
         atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
 
         def make_data_frame():
-            with data_stream.execute_and_collect("from_data_stream") as records:
+            with data_stream._collect("from_data_stream", alone=True) as records:
                 values = [(r,) if atomic else tuple(r) for r in records]
             return to_data_frame(self._spark(), columns,
                                  [tuple(v[i] for i in picks) for v in values])

@@ -17,12 +17,13 @@ from engine.batch import CompiledJob
 from engine.runtime.state_backends import check_state_backend
 
 
-def compile_job(sinks: List[Transformation], settings: JobSettings) -> CompiledJob:
-    """Plans the job and pickles each operator; fails here, before anything runs, if an
-    operator's function cannot be serialized."""
-    if not sinks:
+def compile_job(defined: List[Transformation], settings: JobSettings) -> CompiledJob:
+    """Plans the job of ``defined`` (every operator and sink the program defined, with or
+    without a sink after it, as Flink runs them) and pickles each operator; fails here,
+    before anything runs, if an operator's function cannot be serialized."""
+    if not defined:
         raise PlanError("No operators defined in streaming topology. Cannot execute.")
-    plan = build_plan(sinks, settings.parallelism, settings.max_parallelism,
+    plan = build_plan(defined, settings.parallelism, settings.max_parallelism,
                       settings.chaining_enabled)
     factories = {}
     for node in plan.nodes.values():
@@ -108,9 +109,9 @@ def _check_storage(settings: JobSettings, transformations: Dict[int, Transformat
                 f"{settings.state_dir!r}: use a local 'state.checkpoints.dir' for this job.")
 
 
-def create_runner(sinks: List[Transformation], settings: JobSettings) -> JobRunner:
-    job = compile_job(sinks, settings)
-    transformations = {t.id: t for t in reachable(sinks)}
+def create_runner(defined: List[Transformation], settings: JobSettings) -> JobRunner:
+    job = compile_job(defined, settings)
+    transformations = {t.id: t for t in reachable(defined)}
     storage.configure(settings.task_settings.storage_options,  # (as each task does)
                       settings.task_settings.group_access)
     _check_storage(settings, transformations)

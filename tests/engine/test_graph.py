@@ -9,7 +9,7 @@ from tests.conftest import make_env
 
 def stages_of(env):
     from engine.graph import build_plan
-    plan = build_plan(env._sinks, env.get_parallelism(), env.get_max_parallelism(),
+    plan = build_plan(env._transformations, env.get_parallelism(), env.get_max_parallelism(),
                       env.is_chaining_enabled())
     return [[plan.nodes[n].name for n in stage.nodes] for stage in plan.stages], plan
 

@@ -67,7 +67,7 @@ def test_true_and_false_are_read_in_any_case(value, allowed):
     config = Configuration().set_string("state.restore.allow-pickled", value)
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.from_collection([1]).print()
-    settings = job_settings(env, env._sinks)
+    settings = job_settings(env, env._transformations)
     assert settings.task_settings.state_backend_options["allow_pickled"] is allowed
 
 

@@ -152,7 +152,7 @@ def test_a_task_whose_host_died_starts_one_that_goes_on_from_the_stored_state(tm
     left = env.from_collection(["a"]).key_by(lambda v: v)
     left.connect(env.from_collection(["a"]).key_by(lambda v: v)) \
         .process(CountInProcess()).sink_to(_Gather())
-    job = compile_job(env._sinks, job_settings(env, env._sinks))
+    job = compile_job(env._transformations, job_settings(env, env._transformations))
     stage = next(s for s in job.plan.stages if not s.is_source)
     chunk = DataChunk(stage.in_edges[0], 0, 0,
                       payload_of([pickled("upstream", [("a", (None, "a"))])], None, ""))

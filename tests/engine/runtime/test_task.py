@@ -27,7 +27,7 @@ class Record(BroadcastProcessFunction):
 
 
 def _compiled(env):
-    return compile_job(env._sinks, job_settings(env, env._sinks))
+    return compile_job(env._transformations, job_settings(env, env._transformations))
 
 
 def _run(job, stage, chunks, batch_id=0, state_dir="", is_final=False):
