@@ -6,7 +6,7 @@ parallelism settings.
 """
 from enum import Enum
 from functools import partial
-from typing import Callable, Optional, Union
+from typing import Callable, List, Optional, Union
 
 from engine import graph
 from engine.graph import Partitioning, Transformation
@@ -226,6 +226,7 @@ class DataStream:
                            output_type=self.get_type(),
                            partitioning=Partitioning(graph.HASH, key_selector=selector,
                                                      key_type=_placement(key_type)))
+        self._env._add_transformation(t)  # its key selector runs, read or not (see below)
         return KeyedStream(self._env, t, selector, key_type)
 
     def connect(self, ds: Union["DataStream", "BroadcastStream"]
@@ -390,6 +391,25 @@ class DataStream:
         t = Transformation("sink", COLLECT_SINK, [self._transformation],
                            partial(SinkOperator, sink), pact="Data Sink", sink=sink)
         return self._env._execute_collect(t, sink.buffer, job_name, alone)
+
+
+def with_key_selector_readers(defined: List[Transformation]) -> List[Transformation]:
+    """``defined`` (a job's operators, sinks and KeyedStreams) with each KeyedStream that
+    nothing reads replaced by an operator reading it, which drops its records. PyFlink
+    computes a ``key_by``'s keys in an operator of its own
+    (``_stream_key_by_map_operator``), which runs with nothing after it; here keys are
+    computed where the records are routed to their key's subtask, which needs a
+    reader."""
+    read = {i.id for t in graph.reachable(defined) for i in t.inputs}
+    return [t if t.kind != "partition" or t.id in read else
+            Transformation("operator", "_stream_key_by_map_operator", [t],
+                           partial(FilterOperator, fn.wrap_filter(_no_record)),
+                           output_type=t.output_type)
+            for t in defined]
+
+
+def _no_record(value) -> bool:
+    return False
 
 
 class _RecordTimestampAssigner(TimestampAssigner):

@@ -33,7 +33,8 @@ from .iterations import check_iterations
 from .checkpoint_storage import local_path
 from .checkpointing_mode import CheckpointingMode
 from .connectors.file_system import FileSource, StreamFormat
-from .data_stream import CloseableIterator, DataStream, checked_buffer_timeout, ingestion_timestamps
+from .data_stream import (CloseableIterator, DataStream, checked_buffer_timeout, ingestion_timestamps,
+                          with_key_selector_readers)
 from .functions import SourceFunction
 from .job_settings import (DEFAULT_JOB_NAME, DEFAULT_MAX_PARALLELISM,
                            DEFAULT_MICRO_BATCH_INTERVAL_MS, MICRO_BATCH_INTERVAL, STATE_BACKEND,
@@ -295,10 +296,15 @@ class StreamExecutionEnvironment:
     def _take_job(self, extra: Optional[Transformation] = None) -> Tuple[list, list]:
         """What the next job runs, taken from the environment: its transformations (and
         ``extra``) and its IterativeStreams."""
-        job = (self._transformations + ([extra] if extra is not None else []),
-               self._iterations)
+        job = self._defined(extra), self._iterations
         self._transformations, self._iterations = [], []
         return job
+
+    def _defined(self, extra: Optional[Transformation] = None) -> List[Transformation]:
+        """The transformations of the next job: every operator, sink and KeyedStream
+        defined since the last one (and ``extra``)."""
+        return with_key_selector_readers(
+            self._transformations + ([extra] if extra is not None else []))
 
     def _create_runner(self, job: Tuple[list, list], job_name: Optional[str],
                        progress: bool = True):
@@ -335,8 +341,8 @@ class StreamExecutionEnvironment:
 
     def get_execution_plan(self) -> str:
         """The plan of the job built so far, as JSON in Flink's format."""
-        return self._plan_json(self._transformations,
-                               job_settings(self, self._transformations))
+        defined = self._defined()
+        return self._plan_json(defined, job_settings(self, defined))
 
     @staticmethod
     def _plan_json(transformations: List[Transformation], settings: JobSettings) -> str:

@@ -40,6 +40,11 @@ def a_branch_without_sink(ds):
     ds.map(shown("consumed")).print()
 
 
+def a_key_by_alone(ds):
+    """(PyFlink's key_by is an operator of its own: its key selector runs.)"""
+    ds.key_by(lambda x: print("key", x) or x % 2)
+
+
 def keyed_reduce(ds):
     ds.key_by(lambda x: x % 2).reduce(lambda a, b: print("reduce", a, b) or a + b)
 
@@ -78,6 +83,7 @@ PROGRAMS = [
     (unconsumed_map, ["map 1", "map 2", "map 3"]),
     (a_branch_without_sink, ["unconsumed 1", "unconsumed 2", "unconsumed 3",
                              "consumed 1", "consumed 2", "consumed 3", "1", "2", "3"]),
+    (a_key_by_alone, ["key 1", "key 2", "key 3"]),
     (keyed_reduce, ["reduce 1 3"]),
     (count_window, ["wreduce 1 2"]),
     (timestamps, ["stamp 1", "stamp 2", "stamp 3"]),
@@ -186,6 +192,17 @@ def test_a_job_of_a_source_alone_is_refused():
     env.from_collection([1, 2, 3], type_info=Types.INT())
     with pytest.raises(PlanError, match="No operators defined in streaming topology"):
         env.execute()
+
+
+def test_the_plan_of_a_key_by_alone_reads_it():
+    env = make_env("local", parallelism=2)
+    env.from_collection([1, 2, 3], type_info=Types.INT()).key_by(lambda x: x % 2)
+    nodes = json.loads(env.get_execution_plan())["nodes"]
+    # PyFlink 2.3.0 shows the same operator (running at the source's parallelism, fed
+    # FORWARD: its keys are computed there; here where records are routed by key).
+    assert [(n["type"], n["parallelism"], [p["ship_strategy"] for p in
+                                           n.get("predecessors", [])]) for n in nodes] == [
+        ("Source: Collection Source", 1, []), ("_stream_key_by_map_operator", 2, ["HASH"])]
 
 
 def test_the_execution_plan_shows_operators_without_a_sink():
