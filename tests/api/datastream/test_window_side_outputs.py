@@ -17,10 +17,10 @@ from api.common import Types, WatermarkStrategy
 from api.common.time import Time
 from api.common.watermark_strategy import TimestampAssigner
 from api.datastream import OutputTag, ProcessFunction, RuntimeExecutionMode
-from api.datastream.functions import (AggregateFunction, AllWindowFunction,
-                                      ProcessAllWindowFunction, ProcessWindowFunction,
-                                      WindowFunction)
+from api.datastream.functions import (AllWindowFunction, ProcessAllWindowFunction,
+                                      ProcessWindowFunction, WindowFunction)
 from api.datastream.window import CountTumblingWindowAssigner, TumblingEventTimeWindows
+from benchmarks.nexmark.queries import CountAggregate
 from engine.errors import JobExecutionException
 
 from tests.api.datastream.test_pyflink_fidelity import by_identifier, printed
@@ -99,19 +99,6 @@ def window_branches(env, kinds):
                 yield tag, f"wside {key} {i}"
                 yield f"wmain {key} {i}"
 
-    class Count(AggregateFunction):
-        def create_accumulator(self):
-            return 0
-
-        def add(self, value, accumulator):
-            return accumulator + 1
-
-        def get_result(self, accumulator):
-            return accumulator
-
-        def merge(self, a, b):
-            return a + b
-
     class AllKeys(ProcessAllWindowFunction):
         def process(self, context, elements):
             keys = sorted(e[0] for e in elements)
@@ -143,7 +130,7 @@ def window_branches(env, kinds):
         "process": lambda: windowed.process(Counted(), Types.STRING()),
         "reduce": lambda: windowed.reduce(lambda a, b: (a[0], a[1] + b[1]), EachElement(),
                                           output_type=Types.STRING()),
-        "aggregate": lambda: windowed.aggregate(Count(), Counted(), Types.INT(),
+        "aggregate": lambda: windowed.aggregate(CountAggregate(), Counted(), Types.INT(),
                                                 Types.STRING()),
         "apply": lambda: windowed.apply(EachElement(), Types.STRING()),
         "all": lambda: all_windowed.process(AllKeys(), Types.STRING()),
