@@ -79,11 +79,11 @@ def host_name(stage_id: int, partition: int, by_partition: bool) -> str:
 def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                batch: BatchInfo, inputs: Iterable) -> List:
     """``engine.runtime.task.run_task`` in the subtask's host (started here if there is none);
-    returns its results. A subtask without a host whose batch is the job's last runs
-    here: it needs no process that outlives the batch (e.g. a job of one batch)."""
+    returns its results. Even a job of one batch runs in a host: the worker, which forks
+    the hosts, must never run a task itself, since a library that starts threads (RocksDB
+    starts its background threads once per process) would be left without them in every
+    host forked after, and hang there."""
     host = host_name(stage_id, partition, batch.keeps_own_chunks)
-    if batch.is_final and not os.path.exists(_socket_path(run_id, host)):
-        return _run_task(load_job, run_id, stage_id, partition, batch, inputs)
     return _in_host(load_job, run_id, host, _run_task, stage_id, partition, batch,
                     list(inputs))
 
