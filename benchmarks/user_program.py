@@ -62,11 +62,11 @@ def rewrite_imports(bench_dir: str, target_dir: str) -> str:
     return target_dir
 
 
-def run_program(command: List[str]) -> dict:
-    """Runs one program and returns its ``RESULT`` line's fields; raises if it failed or
-    reports wrong results."""
-    env = dict(os.environ, PYTHONPATH=ROOT, PYSPARK_PYTHON=sys.executable)
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+def run_program(command: List[str], code: str = ROOT) -> dict:
+    """Runs one program on the project checkout ``code`` and returns its ``RESULT``
+    line's fields; raises if it failed or reports wrong results."""
+    env = dict(os.environ, PYTHONPATH=code, PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=code)
     results = [line[len("RESULT "):] for line in done.stdout.splitlines()
                if line.startswith("RESULT ")]
     if done.returncode != 0 or not results:
@@ -79,10 +79,10 @@ def run_program(command: List[str]) -> dict:
 
 
 def measure(program_dir: str, workload: str, sizes: Tuple[int, int], parallelism: int,
-            repeat: int, conf: List[str]) -> Figures:
+            repeat: int, conf: List[str], code: str = ROOT) -> Figures:
     """Best-of-``repeat`` ``job_s`` of ours at both sizes and of plain Python at N2."""
     def best(command):
-        return min(run_program(command)["job_s"] for _ in range(repeat))
+        return min(run_program(command, code)["job_s"] for _ in range(repeat))
     ours = [best([sys.executable, os.path.join(program_dir, "flink_bench.py"), workload,
                   str(n), "--parallelism", str(parallelism),
                   *(arg for kv in conf for arg in ("--conf", kv))]) for n in sizes]
@@ -102,6 +102,9 @@ def main(argv=None) -> List[Figures]:
                         help="multiplies the README's sizes (smaller for a quick look)")
     parser.add_argument("--conf", action="append", default=[],
                         help="key=value passed on to the program (e.g. execution.executor=local)")
+    parser.add_argument("--code", default=ROOT,
+                        help="the project checkout the program runs on (default this one): "
+                             "another commit's, to compare in one sitting")
     opts = parser.parse_args(argv)
     rows = []
     print(f"../shared/bench, imports rewritten; parallelism {opts.parallelism}, marginal "
@@ -113,7 +116,7 @@ def main(argv=None) -> List[Figures]:
         for workload in opts.workloads.split(","):
             sizes = tuple(int(n * opts.scale) for n in SIZES[workload])
             row = measure(program_dir, workload, sizes, opts.parallelism, opts.repeat,
-                          opts.conf)
+                          opts.conf, os.path.abspath(opts.code))
             rows.append(row)
             print(f"{workload:<8} {row.n1:>10,} {row.n2:>10,} {row.ours_rate:>12,.0f} "
                   f"{row.plain_rate:>12,.0f} {row.ratio:>6.2f}", flush=True)
