@@ -85,12 +85,7 @@ def test_no_host_is_left_after_the_job(spark):
     env.from_collection(list(range(N))).map(lambda x: os.getpid()).add_sink(pids)
     run_id = env.execute("pids").get_job_id().to_hex_string()
     assert not os.path.exists(task_host.run_directory(run_id))
-    hosts = set(pids.values())
-    assert len(hosts) == 2 and os.getpid() not in hosts
-    deadline = time.monotonic() + 10
-    while any(_running(pid) for pid in hosts):
-        assert time.monotonic() < deadline, "a host outlived its job"
-        time.sleep(0.05)
+    assert_hosts_ended(pids.values(), "a host outlived its job")
 
 
 def test_a_job_of_one_batch_runs_in_hosts_and_rocksdb_works_in_the_next_job(spark,
@@ -104,12 +99,7 @@ def test_a_job_of_one_batch_runs_in_hosts_and_rocksdb_works_in_the_next_job(spar
     env.from_collection(list(range(N))).key_by(lambda x: x % 4) \
         .reduce(lambda a, b: a + b).map(lambda x: os.getpid()).add_sink(pids)
     env.execute("one batch")
-    hosts = set(pids.values())
-    assert len(hosts) == 2 and os.getpid() not in hosts
-    deadline = time.monotonic() + 10
-    while any(_running(pid) for pid in hosts):
-        assert time.monotonic() < deadline, "a task of the job ran in a Spark worker"
-        time.sleep(0.05)
+    assert_hosts_ended(pids.values(), "a task of the job ran in a Spark worker")
 
     env = make_env("spark", parallelism=2, micro_batch_size=10,
                    **{"state.checkpoints.dir": str(tmp_path)}, **rocksdb)
@@ -131,6 +121,17 @@ class PidSink(SinkFunction):
 
     def values(self) -> list:
         return [int(name) for name in os.listdir(self.directory)]
+
+
+def assert_hosts_ended(pids, message: str) -> None:
+    """The job's two subtasks ran in two processes other than this one, which end
+    within 10 s (hosts end with their job; Spark's Python workers stay)."""
+    hosts = set(pids)
+    assert len(hosts) == 2 and os.getpid() not in hosts
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in hosts):
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)
 
 
 def _running(pid: int) -> bool:
