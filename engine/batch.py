@@ -34,6 +34,20 @@ class BatchInfo:
     # Object reuse, with every stage of a partition index in one process (Spark with a
     # local master): the chunks a subtask sends to its own index stay there, unpickled.
     keeps_own_chunks: bool = False
+    # The previous committed batch's sink output that the task of each sink subtask
+    # makes visible while it runs this batch (``engine.runtime.sink_commits``).
+    commits: Tuple["SinkCommit", ...] = ()
+
+
+class SinkCommit(NamedTuple):
+    """What subtask ``subtask`` of the sink named ``sink`` (in stage ``stage``) prepared for
+    the committed batch ``batch_id``, and the sink's ``Committer`` that makes it visible."""
+    sink: str
+    stage: int
+    subtask: int
+    batch_id: int
+    committer: Any
+    committable: Any
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Each batch: plan every source split's next range, run all stages as one
 executor call, then -- only if no task failed -- commit the batch to the
 metadata log (its state version becomes the base of the next), complete a
-checkpoint or savepoint if one is due, and let the sinks commit its output (commit
-tasks in the background, while the next batch runs: ``engine.driver.sink_commits``).
+checkpoint or savepoint if one is due, and let the sinks commit its output (in the
+driver, or in the next batch's tasks of the sinks' subtasks while they run it:
+``engine.runtime.sink_commits``).
 
 On start, a job with a checkpoint directory resumes from the newest committed
 batch (or complete checkpoint) found there, or from an explicit checkpoint or
@@ -15,7 +16,6 @@ committed batch, with a new run id so that every task opens its operators afresh
 """
 import concurrent.futures
 import dataclasses
-import functools
 import logging
 import os
 import queue
@@ -24,7 +24,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Set
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from checkpoint import storage
 from checkpoint.job_directory import JobDirectory, NoValidRestorePointError, RestorePoint, \
@@ -37,11 +37,10 @@ from engine.driver.job_control import JobControl
 from engine.driver.job_metrics import JobMetrics
 from engine.driver.metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
 from engine.driver.progress import progress_display
-from engine.driver.sink_commits import SinkCommits
 from engine.driver.settings import CheckpointOptions, JobSettings
 from engine.io.sinks import Committer, CommitterContext
-from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, Printed, SinkCommittable, \
-    SplitPosition, TaskFailure
+from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, Printed, SinkCommit, \
+    SinkCommittable, SplitPosition, TaskFailure
 from engine.io.sources import Source, SplitRange
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
 
@@ -259,7 +258,7 @@ class JobRunner:
             return "finished"
         max_records = sys.maxsize if settings.batch_mode else settings.max_records_per_batch
         opened: List[SinkNode] = []
-        commits = SinkCommits()
+        commits: Tuple[SinkCommit, ...] = ()  # the last committed batch's, made in tasks
         try:
             start = self._restore(directory)
             committed = -1 if start is None else start.record.batch_id
@@ -274,7 +273,6 @@ class JobRunner:
             batch_id = committed + 1
             watermark = self.tracker.watermark() if start is None else start.record.watermark
             while not self.cancelled:
-                commits.check()
                 started = time.monotonic()
                 now = _now_ms()
                 pending = self._pending_savepoints()
@@ -296,7 +294,7 @@ class JobRunner:
                                   directory.root, now, settings.batch_mode,
                                   settings.job_parameters,
                                   input_watermark=watermark, watermark=next_watermark,
-                                  job_name=settings.job_name)
+                                  job_name=settings.job_name, commits=commits)
                 results = self.executor.run_batch(batch, ranges)
                 _write_printed(results)
                 errors = [r.error for r in results if isinstance(r, TaskFailure)]
@@ -310,9 +308,9 @@ class JobRunner:
                 if not is_final:
                     checkpoints.after_commit(record)
                 stop = self._complete_savepoints(pending, directory, record)
-                self._commit_sinks(batch_id, results, commits)
+                commits = self._commit_sinks(batch_id, results)
                 if is_final or stop:
-                    commits.wait()
+                    commits = self._run_commits(commits)
                 snapshot = self.metrics.batch_completed(
                     batch_id, results, next_watermark, _now_ms(),
                     (time.monotonic() - started) * 1000)
@@ -327,14 +325,15 @@ class JobRunner:
                 batch_id += 1
                 # Unbounded: the next batch starts at the next interval, so that an idle
                 # job does not spin, or at once when input is waiting.
-                wait = settings.batch_interval_ms / 1000 - (time.monotonic() - started)
-                if not self.bounded and wait > 0 and \
-                        not any(s.has_input() for s in self.splits.values()):
-                    self._cancelled_within(wait)
-            commits.wait()
+                # Before it waits, the driver commits what no next batch carries yet.
+                if not self.bounded and not any(s.has_input() for s in self.splits.values()):
+                    commits = self._run_commits(commits)
+                    wait = settings.batch_interval_ms / 1000 - (time.monotonic() - started)
+                    if wait > 0:
+                        self._cancelled_within(wait)
+            self._run_commits(commits)
             return "cancelled"
         finally:
-            commits.close()
             self.executor.stop()
             for sink in opened:
                 sink.committer.close()
@@ -507,33 +506,35 @@ class JobRunner:
                                      finished=splits.is_finished(split)
                                      and split not in splits.reported)
 
-    def _commit_sinks(self, batch_id: int, results: list, commits: SinkCommits) -> None:
-        """Hands each sink's committables of the committed batch to its committer: in the
-        driver, by subtask, or in commit tasks (in the background: ``commits``)."""
-        prepared: Dict[int, list] = {}
-        for result in results:
-            if isinstance(result, SinkCommittable):
-                prepared.setdefault(result.node, []).append((result.subtask, result.committable))
-        for node_id, committables in sorted(prepared.items()):
-            committables.sort(key=lambda item: item[0])
-            if self.sinks[node_id].committer.commits_in_tasks:
-                commits.submit(functools.partial(self._commit_sink, node_id, batch_id,
-                                                 committables))
-            else:
-                self._commit_sink(node_id, batch_id, committables)
-
-    def _commit_sink(self, node_id: int, batch_id: int, committables: List[tuple]) -> None:
-        committer = self.sinks[node_id].committer
-        try:
+    def _commit_sinks(self, batch_id: int, results: list) -> Tuple[SinkCommit, ...]:
+        """Commits the sinks' output of the committed batch that the driver commits; returns
+        the rest, which the next batch's tasks commit (``engine.runtime.sink_commits``)."""
+        in_tasks = []
+        for result in sorted((r for r in results if isinstance(r, SinkCommittable)),
+                             key=lambda r: (r.node, r.subtask)):
+            node = self.job.plan.nodes[result.node]
+            committer = self.sinks[result.node].committer
             if committer.commits_in_tasks:
-                self.executor.run_commits(node_id, committer, batch_id, committables)
-            else:
-                for subtask, committable in committables:
-                    committer.commit(batch_id, subtask, committable)
+                in_tasks.append(SinkCommit(node.name, node.stage, result.subtask, batch_id,
+                                           committer, result.committable))
+                continue
+            try:
+                committer.commit(batch_id, result.subtask, result.committable)
+            except Exception as e:  # the batch stays committed; a restart commits it again
+                raise JobExecutionException(
+                    f"Sink {node.name!r} failed to commit batch {batch_id}: {e}") from e
+        return tuple(in_tasks)
+
+    def _run_commits(self, commits: Tuple[SinkCommit, ...]) -> tuple:
+        """Makes ``commits`` now, when no batch carries them (the last batch, a wait for
+        input), in the sinks' subtasks (``Executor.run_commits``); returns ()."""
+        try:
+            self.executor.run_commits(commits)
         except Exception as e:  # the batch stays committed; a restart commits it again
             raise JobExecutionException(
-                f"Sink {self.job.plan.nodes[node_id].name!r} failed to commit batch "
-                f"{batch_id}: {e}") from e
+                f"Sink {commits[0].sink!r} failed to commit batch {commits[0].batch_id}: "
+                f"{e}") from e
+        return ()
 
 
 @dataclass

@@ -4,6 +4,7 @@ from abc import ABC, abstractmethod
 from typing import Dict, List
 
 from engine.batch import BatchInfo, CompiledJob
+from engine.runtime.sink_commits import start_commits
 
 
 class Executor(ABC):
@@ -22,13 +23,13 @@ class Executor(ABC):
         split ranges a source subtask reads. Moves each ``DataChunk`` to its target task,
         and returns the tasks' results for the driver (``engine.batch.for_driver``)."""
 
-    def run_commits(self, node_id: int, committer, batch_id: int,
-                    committables: List[tuple]) -> None:
-        """Runs ``committer.commit(batch_id, subtask, committable)`` for each
-        ``(subtask, committable)`` of sink ``node_id`` for a committed batch (here: in the
-        driver, in order)."""
-        for subtask, committable in committables:
-            committer.commit(batch_id, subtask, committable)
+    def run_commits(self, commits: tuple) -> None:
+        """Makes each ``engine.batch.SinkCommit`` of ``commits`` (here: in the driver, in
+        order, in the thread of the commits its tasks make); the commits of a batch that
+        no next batch's tasks carry."""
+        failure = start_commits(commits)()
+        if failure is not None:
+            raise failure.error
 
     @abstractmethod
     def stop(self) -> None:

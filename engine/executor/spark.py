@@ -206,14 +206,13 @@ def _run_partition_task(load, run_id, steps, batch, partition, items):
                          partition, ranges)
 
 
-def _commit(load, run_id, hosts, committer, batch_id, item):
-    """Commits a subtask's committable in the subtask's host (where possible)."""
-    subtask, committable = item
+def _commit(load, run_id, hosts, commit):
+    """Makes a sink subtask's commit in the subtask's host (where possible)."""
     if hosts_supported():
-        commit_hosted(load, run_id, hosts[subtask], committer, batch_id, subtask, committable)
+        commit_hosted(load, run_id, hosts[commit.stage, commit.subtask], commit)
     else:
         configure_storage(job_of(run_id, load))  # (as the job's tasks do)
-        committer.commit(batch_id, subtask, committable)
+        commit.committer.commit(commit.batch_id, commit.subtask, commit.committable)
 
 
 # local, local[N], local[*], local[N, F]: threads (group 1) and task attempts (group 2)
@@ -375,17 +374,16 @@ class SparkExecutor(Executor):
             for out in feeding:
                 out.unpersist()
 
-    def run_commits(self, node_id: int, committer, batch_id: int,
-                    committables: List[tuple]) -> None:
-        """One Spark task per committable, so committed records go from the workers to
-        the external system without passing through the driver; each commits in the
-        sink subtask's host."""
-        stage = self.job.plan.nodes[node_id].stage
-        hosts = {subtask: host_name(stage, subtask, self._hosts_by_partition())
-                 for subtask, _ in committables}
-        self.sc.parallelize(committables, len(committables)).foreach(functools.partial(
-            _commit, functools.partial(_load_job, self._broadcast), self.job.run_id, hosts, committer,
-            batch_id))
+    def run_commits(self, commits: tuple) -> None:
+        """One Spark task per commit, so committed records go from the workers to the
+        external system without passing through the driver; each commits in the sink
+        subtask's host."""
+        if not commits:
+            return
+        hosts = {(c.stage, c.subtask): host_name(c.stage, c.subtask, self._hosts_by_partition())
+                 for c in commits}
+        self.sc.parallelize(commits, len(commits)).foreach(functools.partial(
+            _commit, functools.partial(_load_job, self._broadcast), self.job.run_id, hosts))
 
     def stop(self) -> None:
         # Ends the run's subtask hosts; on a cluster, hosts on other machines end when

@@ -11,9 +11,10 @@ owns the subtask's ``StageInstance``. Every later task of that subtask on the
 machine sends its input to the host over a Unix socket, and passes on what the
 host returns. With object reuse, where every stage of a partition index runs in one
 task, the stages of the index share one host (``host_name``), which keeps the chunks
-the index sends itself from one stage to the next. The commit tasks of a sink's subtask
-run in its host too (``commit_hosted``): what a committer keeps open between batches (a
-Kafka transactional producer of the subtask's id) then has one owner for the run.
+the index sends itself from one stage to the next. A sink subtask's commits are made in
+its host too (by its next batch's task, ``engine.runtime.sink_commits``, or a commit task,
+``commit_hosted``): what a committer keeps open between batches (a Kafka transactional
+producer of the subtask's id) then has one owner for the run.
 
 A host serves one task at a time, and exits when the driver removes the run's
 socket directory (``remove_run``, at the end of a job on a local master), when idle
@@ -43,6 +44,7 @@ import cloudpickle
 from core.private_paths import private_directory
 from engine.batch import BatchInfo
 from engine.runtime import task
+from engine.runtime.sink_commits import start_commits
 
 HOST_IDLE_SECONDS = 300
 FINISHED_IDLE_SECONDS = 10  # after the final batch: Spark may run a task of it again
@@ -88,23 +90,24 @@ def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                     list(inputs))
 
 
-def commit_hosted(load_job: Callable, run_id: str, host: str, committer, batch_id: int,
-                  subtask: int, committable) -> None:
-    """``committer.commit(batch_id, subtask, committable)`` in the host of the sink's
-    subtask (``host_name``; started here if there is none): one process per machine
-    commits a subtask's batches for the whole run, so the connections it keeps (a Kafka
-    transactional producer, whose id is the subtask's) have one owner, not one per
-    worker process fencing the others."""
-    _in_host(load_job, run_id, host, _commit, committer, batch_id, subtask, committable)
+def commit_hosted(load_job: Callable, run_id: str, host: str, commit) -> None:
+    """Makes ``commit`` (an ``engine.batch.SinkCommit``) in the host of the sink's subtask
+    (``host_name``; started here if there is none): one process per machine commits a
+    subtask's batches for the whole run, as the next batch's tasks do, so the
+    connections it keeps (a Kafka transactional producer, whose id is the subtask's)
+    have one owner, not one per worker process fencing the others."""
+    _in_host(load_job, run_id, host, _commit, commit)
 
 
 def _run_task(load_job, run_id, stage_id, partition, batch, inputs) -> List:
     return list(task.run_task(load_job, run_id, stage_id, partition, batch, inputs))
 
 
-def _commit(load_job, run_id, committer, batch_id, subtask, committable) -> None:
+def _commit(load_job, run_id, commit) -> None:
     task.configure_storage(task.job_of(run_id, load_job))
-    committer.commit(batch_id, subtask, committable)
+    failure = start_commits([commit])()  # (in the thread of the commits of batches' tasks)
+    if failure is not None:
+        raise failure.error
 
 
 def _in_host(load_job: Callable, run_id: str, host: str, call: Callable, *args):

@@ -33,6 +33,7 @@ from engine.runtime.operators.timestamps import TimestampsOperator
 from engine.runtime.operators.udf import MapOperator
 from engine.runtime.routing import Router
 from engine.runtime.context import ProcessContext, StreamingRuntimeContext, TimerService
+from engine.runtime.sink_commits import start_commits
 from engine.runtime.state_backends import restore_backend
 from engine.runtime.stdout_capture import captured_stdout, printed_text
 from engine.time.timers import InternalTimerService
@@ -314,9 +315,17 @@ def run_task(load_job: Callable[[], CompiledJob], run_id: str, stage_id: int, pa
              batch: BatchInfo, inputs: Iterable) -> Iterator:
     """Runs one stage for one partition and batch; yields its ``engine.batch`` results
     (a ``TaskFailure`` if user code or input failed), first what its functions printed
-    (``Printed``, also when they failed)."""
+    (``Printed``, also when they failed). Meanwhile it commits what its sinks prepared
+    for the previous batch (``engine.runtime.sink_commits``)."""
+    mine = [c for c in batch.commits if c.stage == stage_id and c.subtask == partition]
+    if mine:
+        configure_storage(job_of(run_id, load_job))  # (committers may write the job's files)
+    finish_commits = start_commits(mine)
     with captured_stdout() as stdout:
         results = _run_stage(load_job, run_id, stage_id, partition, batch, inputs)
+    failure = finish_commits()
+    if failure is not None:
+        results.append(failure)
     text = printed_text(stdout)
     if text:
         yield Printed(stage_id, partition, text)
