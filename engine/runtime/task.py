@@ -183,8 +183,9 @@ class StageInstance:
         self.operators[node.id].side_outputs = {
             tag: self.metrics[node.id].count_out(_fan_out(routes))
             for tag, routes in side_targets.items()}
-        if node.pact != "Data Source" and not is_pickled(node.output_type):
-            # (sources emit typed values already)
+        if (node.pact != "Data Source" and not is_pickled(node.output_type)
+                and not self.operators[node.id].forwards_input):
+            # (sources emit typed values already; a filter's input was typed before it)
             return _converting(node.name, node.output_type, self.shape, _fan_out(targets))
         return _fan_out(targets)
 

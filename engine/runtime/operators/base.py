@@ -22,6 +22,10 @@ class Operator:
     ``(key, record)`` pairs. Every hook but ``process_chunk`` has a default.
     """
 
+    #: Whether the operator emits only records of its input, as they were (a filter):
+    #: they have its input's type, and the task checks them against it no second time.
+    forwards_input = False
+
     def __init__(self):
         self.name = ""
         self.output = None

@@ -10,6 +10,8 @@ from engine.runtime.operators.base import Operator
 class TimestampsOperator(Operator):
     """Stamps records with ``timestamp_assigner.extract_timestamp(value, old_timestamp)``."""
 
+    forwards_input = True
+
     def __init__(self, timestamp_assigner):
         super().__init__()
         self.timestamp_assigner = timestamp_assigner

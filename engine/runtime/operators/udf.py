@@ -75,6 +75,8 @@ class MapOperator(UdfOperator):
 
 
 class FilterOperator(UdfOperator):
+    forwards_input = True
+
     def open(self):
         super().open()
         self._filter = self.function.filter
