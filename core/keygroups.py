@@ -21,7 +21,6 @@ import pickle
 import struct
 import sys
 from dataclasses import dataclass
-from operator import mul
 from typing import Any, Dict, List, Optional, Tuple
 
 from core.codec import serialize_key
@@ -34,9 +33,6 @@ __all__ = [
 
 _M32 = 0xFFFFFFFF
 _UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # code units, native
-# 31 ** i mod 2 ** 32, grown on demand: Java's polynomial hashes (String, byte[]) as one
-# sum of products.
-_POWERS_OF_31: List[int] = [1]
 _ROW_KIND_INSERT = 0
 _BOOLEAN_HASHES = (1237, 1231)  # Boolean.hashCode of false, true
 _CACHE_LIMIT = 100_000  # distinct keys a KeyGrouping remembers
@@ -95,25 +91,42 @@ def murmur_hash(code: int) -> int:
     return code
 
 
-def _polynomial_hash(items, start: int) -> int:
-    """Java's ``h = 31 * h + item`` over ``items`` from ``h = start``, as one sum of
-    products (the loop in C)."""
-    n = len(items)
-    powers = _POWERS_OF_31
-    while len(powers) <= n:
-        powers.append((powers[-1] * 31) & _M32)
-    weights = powers[n - 1::-1] if n else ()
-    return (start * powers[n] + sum(map(mul, items, weights))) & _M32
+# Java's polynomial hashes of bytes, h = 31 * h + b from h = start, are sum(b_i * 31**k)
+# plus start * 31**n. Split into base-31 digits (b = 31 * q + r), each byte string reads
+# as two base-31 numbers, parsed in C by int(); a byte from 128 up, signed in Java, takes
+# 256 * 31**k off.
+_DIGITS = b"0123456789abcdefghijklmnopqrstu"
+_LOW_DIGIT = bytes(_DIGITS[b % 31] for b in range(256))
+_HIGH_DIGIT = bytes(_DIGITS[b // 31] for b in range(256))
+_NEGATIVE = bytes(_DIGITS[b >= 128] for b in range(256))
+
+
+def _polynomial_hash(data: bytes, start: int, signed: bool) -> int:
+    """Java's ``h = 31 * h + b`` over the bytes of ``data`` (as signed bytes if
+    ``signed``) from ``h = start``."""
+    if not data:
+        return start
+    h = int(data.translate(_LOW_DIGIT), 31) + 31 * int(data.translate(_HIGH_DIGIT), 31)
+    if signed:
+        h -= 256 * int(data.translate(_NEGATIVE), 31)
+    if start:
+        h += start * pow(31, len(data), 1 << 32)
+    return h & _M32
 
 
 def _string_hash(value: str) -> int:
-    """Java's ``String.hashCode``: over UTF-16 code units."""
-    return _polynomial_hash(memoryview(value.encode(_UTF16, "surrogatepass")).cast("H"), 0)
+    """Java's ``String.hashCode``: over UTF-16 code units (an ASCII string's are its bytes)."""
+    if value.isascii():
+        return _polynomial_hash(value.encode("ascii"), 0, False)
+    h = 0
+    for unit in memoryview(value.encode(_UTF16, "surrogatepass")).cast("H"):
+        h = (31 * h + unit) & _M32
+    return h
 
 
 def _bytes_hash(data: bytes) -> int:
     """Java's ``Arrays.hashCode(byte[])``: over signed bytes."""
-    return _polynomial_hash(memoryview(data).cast("b"), 1)
+    return _polynomial_hash(data, 1, True)
 
 
 def _int_hash(value: int, bits: int) -> int:

@@ -56,6 +56,24 @@ def test_a_key_hashes_as_the_one_field_row_pyflink_keys_by():
     assert key_hash_code(None) == 31
 
 
+def java_hash(units, start: int) -> int:
+    """Java's ``h = 31 * h + unit`` over 32-bit ints."""
+    h = start
+    for unit in units:
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+@given(st.text(), st.binary(max_size=300))
+def test_strings_and_byte_arrays_hash_as_in_java(text, data):
+    utf16 = text.encode("utf-16-le", "surrogatepass")
+    units = [int.from_bytes(utf16[i:i + 2], "little") for i in range(0, len(utf16), 2)]
+    assert key_hash_code(text, STRING) == (62 + java_hash(units, 0)) & 0xFFFFFFFF
+    # an untyped key: Arrays.hashCode of its pickle's signed bytes
+    signed = [b - 256 if b > 127 else b for b in pickle.dumps(data, 5)]
+    assert key_hash_code(data) == (62 + java_hash(signed, 1)) & 0xFFFFFFFF
+
+
 def test_a_typed_key_of_another_python_type_is_refused_naming_the_type():
     with pytest.raises(TypeError, match="not a key of type STRING"):
         assign_key_group(1.5, 128, STRING)
