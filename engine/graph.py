@@ -7,7 +7,7 @@ operators into stages at every edge that is not a chainable forward edge.
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from core.keygroups import KeyType
 
@@ -248,36 +248,54 @@ def build_plan(defined: List[Transformation], default_parallelism: int,
     return JobPlan(nodes, edges, stages, timed=any(t.uses_time for t in transformations))
 
 
-def execution_plan_json(plan: JobPlan) -> str:
-    """The plan as Flink's JSON (nodes with id, type, pact, contents, parallelism and
-    predecessors with their ship strategy). As in PyFlink, chained operators show as one
-    node named by their comma-joined names; sources and sinks stay nodes of their own."""
+@dataclass
+class PlanVertex:
+    """One node of the plan as Flink shows it (a vertex of its job graph): chained
+    operators as one, named by their comma-joined names; ``id`` is the first operator's
+    node id, ``members`` all of them in chain order, ``inputs`` the vertices it reads
+    from with each edge's ship strategy."""
+    id: int
+    name: str
+    pact: str
+    parallelism: int
+    members: List[int]
+    inputs: List[Tuple[int, str]]
+
+
+def plan_vertices(plan: JobPlan) -> List[PlanVertex]:
+    """The plan's vertices, as in PyFlink's plans: chained operators are one vertex;
+    sources and sinks stay vertices of their own."""
+    vertices: Dict[int, PlanVertex] = {}
     group_of: Dict[int, int] = {}
-    members: Dict[int, List[int]] = {}
-    predecessors: Dict[int, List[dict]] = {}
     for node in plan.nodes.values():
         chained_from = [e for e in node.in_edges if plan.edges[e].src in plan.stages[node.stage].nodes]
         up = plan.nodes[plan.edges[chained_from[0]].src] if chained_from else None
         if (up is not None and node.pact == up.pact == "Operator" and len(up.chained) == 1):
             group_of[node.id] = group_of[up.id]
-            members[group_of[node.id]].append(node.id)
+            vertices[group_of[node.id]].members.append(node.id)
             continue
         group_of[node.id] = node.id
-        members[node.id] = [node.id]
-        predecessors[node.id] = [
-            {"id": group_of[plan.edges[e].src],
-             "ship_strategy": plan.edges[e].partitioning.strategy, "side": "second"}
-            for e in node.in_edges]
+        vertices[node.id] = PlanVertex(
+            node.id, "", node.pact, node.parallelism, [node.id],
+            [(group_of[plan.edges[e].src], plan.edges[e].partitioning.strategy)
+             for e in node.in_edges])
+    for vertex in vertices.values():
+        vertex.name = ", ".join(plan.nodes[n].name for n in vertex.members)
+        if vertex.pact == "Data Sink":
+            vertex.name = "Sink: " + vertex.name
+    return list(vertices.values())
+
+
+def execution_plan_json(plan: JobPlan) -> str:
+    """The plan as Flink's JSON (nodes with id, type, pact, contents, parallelism and
+    predecessors with their ship strategy): its ``plan_vertices``."""
     out = []
-    for group, ids in members.items():
-        head = plan.nodes[group]
-        name = ", ".join(plan.nodes[n].name for n in ids)
-        if head.pact == "Data Sink":
-            name = "Sink: " + name
-        entry = {"id": group, "type": name, "pact": head.pact, "contents": name,
-                 "parallelism": head.parallelism}
-        if predecessors[group]:
-            entry["predecessors"] = predecessors[group]
+    for vertex in plan_vertices(plan):
+        entry = {"id": vertex.id, "type": vertex.name, "pact": vertex.pact,
+                 "contents": vertex.name, "parallelism": vertex.parallelism}
+        if vertex.inputs:
+            entry["predecessors"] = [{"id": source, "ship_strategy": strategy, "side": "second"}
+                                     for source, strategy in vertex.inputs]
         out.append(entry)
     return _pretty_json({"nodes": out})
 
