@@ -12,7 +12,7 @@ from core.private_paths import GROUP_ACCESS_OPTION
 from engine.batch import TaskSettings
 from engine.graph import PlanError, Transformation, reachable
 from engine.driver.metric_reporters import parse_ports
-from engine.driver.settings import CheckpointOptions, JobSettings, MetricsOptions
+from engine.driver.settings import CheckpointOptions, JobSettings, MetricsOptions, RestOptions
 from engine.executor.python_dependencies import PythonDependencies
 from statebackends.base import ALLOW_PICKLED_OPTION, TRUST_SAVEPOINT_OPTION
 
@@ -45,6 +45,10 @@ GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"  # "k1:v1,k2:v2"
 PROGRESS = "execution.progress.enabled"           # live progress line (stdout a terminal)
 PROMETHEUS_PORT = "metrics.reporter.prom.port"    # serve metrics: a port or "9249-9260"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"    # default 127.0.0.1
+REST_PORT = "rest.port"                           # serve the REST API and dashboard
+REST_ADDRESS = "rest.address"                     # default 127.0.0.1
+REST_CANCEL = "web.cancel.enable"                 # cancel over REST (default false)
+REST_SAVEPOINT = "web.savepoint.enable"           # savepoint and stop over REST (default false)
 
 
 def apply_configuration(env, configuration: Configuration) -> None:
@@ -124,6 +128,7 @@ def job_settings(env, defined: List[Transformation], job_name: Optional[str] = N
             object_reuse=config.is_object_reuse_enabled()),
         checkpoints=_checkpoint_options(env.get_checkpoint_config(), conf),
         metrics=_metrics_options(conf, progress),
+        rest=_rest_options(conf),
         python_dependencies=PythonDependencies.from_configuration(
             conf, tuple(env._cached_files)),
         restart=env.get_restart_strategy()._engine_policy())
@@ -135,6 +140,21 @@ def _metrics_options(conf: Dict[str, str], progress: bool) -> MetricsOptions:
         progress=progress and _option(conf, PROGRESS, True),
         prometheus_host=conf.get(PROMETHEUS_HOST, "127.0.0.1"),
         prometheus_ports=None if port is None else parse_ports(port))
+
+
+def _rest_options(conf: Dict[str, str]) -> RestOptions:
+    port = conf.get(REST_PORT)
+    if port is not None:
+        try:
+            port = int(str(port).strip())
+        except ValueError:
+            port = -1
+        if not 0 <= port <= 65535:
+            raise ValueError(f"Configuration option '{REST_PORT}' takes a port within "
+                             f"0-65535, not {conf[REST_PORT]!r}")
+    return RestOptions(port=port, address=conf.get(REST_ADDRESS, "127.0.0.1"),
+                       cancel_enabled=_option(conf, REST_CANCEL, False),
+                       savepoint_enabled=_option(conf, REST_SAVEPOINT, False))
 
 
 def _checkpoint_options(config: CheckpointConfig, conf: Dict[str, str]) -> CheckpointOptions:

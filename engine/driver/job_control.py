@@ -229,6 +229,20 @@ class JobControl:
             if request.job == self.status.id:  # (else: meant for an earlier run)
                 self._serve(request)
 
+    def submit(self, action: str, directory: Optional[str] = None,
+               drain: bool = False) -> str:
+        """Serves a request made in the driver's process (the REST API) as one the client
+        left in the control directory; returns its id, under which ``result`` finds the
+        outcome of a savepoint or stop."""
+        request = ControlRequest(uuid.uuid4().hex, self.status.id, action, directory, drain)
+        self._serve(request)
+        return request.id
+
+    def result(self, request_id: str) -> Optional[Dict[str, str]]:
+        """``{"savepoint": path}`` or ``{"error": reason}`` of a request, None while it
+        is pending (or unknown)."""
+        return self.status.results.get(request_id)
+
     def _serve(self, request: ControlRequest) -> None:
         if request.action == "cancel":
             self.runner.cancel()

@@ -105,7 +105,7 @@ class JobMetrics:
         self._operators = {node_id: _OperatorTotals(now) for node_id in plan.nodes}
         self._rates = {(node_id, name): Rate(RATE_SPAN_SECONDS, now)
                        for node_id in plan.nodes for name in (NUM_RECORDS_IN, NUM_RECORDS_OUT)}
-        self._names = _operator_names(plan)
+        self.names = _operator_names(plan)  # node id -> its name in the snapshots
         self._sources = [stage.nodes[0] for stage in plan.stages if stage.is_source]
         self._sinks = [n for n, node in plan.nodes.items()
                        if not node.chained and not node.out_edges]
@@ -136,7 +136,7 @@ class JobMetrics:
     def checkpoint_completed(self, path: str, duration_ms: float) -> None:
         """Records a completed checkpoint: its duration, and its size in total and by
         operator (the bytes of its files)."""
-        sizes = _sizes_by_operator(path)
+        sizes = sizes_by_operator(path)
         job = self._job
         job["numberOfCompletedCheckpoints"] += 1
         job.update(lastCheckpointDuration=round(duration_ms, 3),
@@ -156,7 +156,7 @@ class JobMetrics:
             values["currentInputWatermark"] = self._job["currentInputWatermark"]
             if node_id in self._state_sizes:
                 values["stateSize"] = self._state_sizes[node_id]
-            operators[self._names[node_id]] = values
+            operators[self.names[node_id]] = values
         job = dict(self._job)
         # The job's records in and out: read by its sources, reaching its sinks.
         job["numRecordsInPerSecond"] = sum(
@@ -185,7 +185,7 @@ def _operator_names(plan: JobPlan) -> Dict[int, str]:
             for node_id, node in plan.nodes.items()}
 
 
-def _sizes_by_operator(path: str) -> Dict[str, int]:
+def sizes_by_operator(path: str) -> Dict[str, int]:
     """Bytes of each operator directory's files under a checkpoint's ``state/`` (and of
     its other files under the key "")."""
     sizes: Dict[str, int] = collections.defaultdict(int)

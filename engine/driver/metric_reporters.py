@@ -17,10 +17,14 @@ METRICS_FILE = "metrics.jsonl"
 
 
 class MetricReporter:
-    """Receives the snapshot of each committed batch; ``close`` when the job ends
+    """Receives the snapshot of each committed batch and each failed run of the job
+    (``job_failed``, before a restart or the job's failure); ``close`` when the job ends
     (``discard``: the job's directory is deleted, as after it finished)."""
 
     def report(self, snapshot: dict) -> None:
+        pass
+
+    def job_failed(self, error: BaseException) -> None:
         pass
 
     def close(self, discard: bool = False) -> None:

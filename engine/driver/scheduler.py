@@ -37,6 +37,7 @@ from engine.driver.job_control import JobControl
 from engine.driver.job_metrics import JobMetrics
 from engine.driver.metric_reporters import JsonLinesReporter, MetricReporter, PrometheusReporter
 from engine.driver.progress import progress_display
+from engine.driver.rest.job_view import serve_job
 from engine.driver.settings import CheckpointOptions, JobSettings
 from engine.io.sinks import Committer, CommitterContext
 from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, Printed, SinkCommit, \
@@ -221,6 +222,8 @@ class JobRunner:
                     outcome = yield from self._run(directory, reporters)
                     break
                 except JobExecutionException as failure:
+                    for reporter in reporters:
+                        reporter.job_failed(failure)
                     delay_ms = settings.restart.on_failure(_now_ms())
                     if delay_ms is None or self.cancelled:
                         raise
@@ -361,6 +364,8 @@ class JobRunner:
         if options.prometheus_ports is not None:
             reporters.append(PrometheusReporter(self.metrics.snapshot, options.prometheus_host,
                                                 options.prometheus_ports))
+        if self.settings.rest.port is not None:
+            reporters.append(serve_job(self, self._control, self.settings.rest))
         display = progress_display(self.settings.job_name) if options.progress else None
         if display is not None:
             reporters.append(display)

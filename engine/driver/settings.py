@@ -37,6 +37,17 @@ class MetricsOptions:
 
 
 @dataclass
+class RestOptions:
+    """The REST API and dashboard (``rest.port``: None serves none; 0 a free port) on
+    ``rest.address``; the calls that steer the job only where enabled:
+    ``web.cancel.enable`` (cancel) and ``web.savepoint.enable`` (savepoint, stop)."""
+    port: Optional[int] = None
+    address: str = "127.0.0.1"
+    cancel_enabled: bool = False
+    savepoint_enabled: bool = False
+
+
+@dataclass
 class JobSettings:
     """Everything the environment decides about how a job runs."""
     parallelism: int
@@ -55,6 +66,7 @@ class JobSettings:
     task_settings: TaskSettings = field(default_factory=TaskSettings)
     checkpoints: CheckpointOptions = field(default_factory=CheckpointOptions)
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
+    rest: RestOptions = field(default_factory=RestOptions)
     python_dependencies: PythonDependencies = field(default_factory=PythonDependencies)
     restart: RestartPolicy = field(default_factory=ClusterDefault)
 
