@@ -25,10 +25,12 @@ def config(views, options) -> dict:
 def overview(views) -> dict:
     """``/overview``: the cluster at a glance (one driver; Spark's executors are not
     counted as task managers)."""
-    views = list(views)
+    states = [view.state() for view in views]
     return {"taskmanagers": 0, "slots-total": 0, "slots-available": 0,
-            "jobs-running": len(views), "jobs-finished": 0, "jobs-cancelled": 0,
-            "jobs-failed": 0, "flink-version": VERSION, "flink-commit": VERSION}
+            "jobs-running": sum(s in ("RUNNING", "CANCELLING") for s in states),
+            "jobs-finished": states.count("FINISHED"), "jobs-cancelled": states.count("CANCELED"),
+            "jobs-failed": states.count("FAILED"), "flink-version": VERSION,
+            "flink-commit": VERSION}
 
 
 def jobs(views) -> dict:
@@ -42,30 +44,40 @@ def jobs_overview(views, now: int) -> dict:
 
 
 def _job_summary(view, now: int) -> dict:
-    return {"jid": view.job_id, "name": view.name, "state": view.state(),
-            "start-time": view.start_time, "end-time": -1,
-            "duration": now - view.start_time, "last-modification": now,
-            "tasks": _task_counts(sum(v.plan.parallelism for v in view.vertices))}
+    tasks = _task_counts(_task_state(view), sum(v.plan.parallelism for v in view.vertices))
+    return {"jid": view.job_id, "name": view.name, "state": view.state(), **_times(view, now),
+            "last-modification": view.end_time or now,
+            "tasks": {state.lower(): count for state, count in tasks.items()}
+            | {"total": sum(tasks.values())}}
 
 
-def _task_counts(running: int) -> dict:
+def _times(view, now: int) -> dict:
+    end = view.end_time
+    return {"start-time": view.start_time, "end-time": -1 if end is None else end,
+            "duration": (end or now) - view.start_time}
+
+
+def _task_state(view) -> str:
+    """The state of the job's tasks: they run, end and fail with the job."""
+    state = view.state()
+    return {"CANCELLING": "CANCELING"}.get(state, state)
+
+
+def _task_counts(state: str, count: int) -> dict:
     counts = dict.fromkeys(TASK_STATES, 0)
-    counts["RUNNING"] = running
-    return {state.lower(): count for state, count in counts.items()} | {"total": running}
+    counts[state] = count
+    return counts
 
 
 def job_details(view, now: int) -> dict:
     """``/jobs/<id>``: the job and its vertices with their records in and out."""
-    vertices = []
+    vertices, task_state = [], _task_state(view)
     for vertex in view.vertices:
         values = _vertex_values(view, vertex)
-        counts = dict.fromkeys(TASK_STATES, 0)
-        counts["RUNNING"] = vertex.plan.parallelism
         vertices.append({
             "id": vertex.id, "name": vertex.plan.name, "maxParallelism": view.max_parallelism,
-            "parallelism": vertex.plan.parallelism, "status": "RUNNING",
-            "start-time": view.start_time, "end-time": -1, "duration": now - view.start_time,
-            "tasks": counts,
+            "parallelism": vertex.plan.parallelism, "status": task_state, **_times(view, now),
+            "tasks": _task_counts(task_state, vertex.plan.parallelism),
             "metrics": {"read-bytes": 0, "read-bytes-complete": False,
                         "write-bytes": 0, "write-bytes-complete": False,
                         "read-records": 0 if vertex.plan.pact == "Data Source"
@@ -75,11 +87,11 @@ def job_details(view, now: int) -> dict:
                         "write-records-complete": True}})
     state = view.state()
     return {"jid": view.job_id, "name": view.name, "isStoppable": False, "state": state,
-            "start-time": view.start_time, "end-time": -1, "duration": now - view.start_time,
-            "maxParallelism": view.max_parallelism, "now": now,
-            "timestamps": {s: (view.start_time if s == "RUNNING" else 0) for s in JOB_STATES},
+            **_times(view, now), "maxParallelism": view.max_parallelism, "now": now,
+            "timestamps": dict(dict.fromkeys(JOB_STATES, 0), RUNNING=view.start_time,
+                               **({state: view.end_time} if view.end_time else {})),
             "vertices": vertices,
-            "status-counts": {s: (len(vertices) if s == "RUNNING" else 0) for s in TASK_STATES},
+            "status-counts": _task_counts(task_state, len(vertices)),
             "plan": job_plan(view)["plan"]}
 
 
@@ -100,11 +112,11 @@ def job_plan(view) -> dict:
 
 def checkpoints(view) -> dict:
     """``/jobs/<id>/checkpoints``: counts, the latest ones and the history."""
-    history = view.history()
+    counts, history = view.history()
     completed = [c for c in history if c["status"] == "COMPLETED"]
-    return {"counts": {"restored": 0, "total": len(history), "in_progress": 0,
-                       "completed": len(completed),
-                       "failed": len(history) - len(completed)},
+    done = counts["completed"] + counts["savepoints"]
+    return {"counts": {"restored": 0, "total": done + counts["failed"], "in_progress": 0,
+                       "completed": done, "failed": counts["failed"]},
             "summary": {name: _stats([c[name] for c in completed])
                         for name in ("checkpointed_size", "state_size", "end_to_end_duration")},
             "latest": dict(view.latest, restored=None),

@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Deque, Dict, List, Optional
+from typing import Deque, Dict, List, Optional, Tuple
 
 from engine.graph import PlanVertex, plan_vertices
 from engine.driver.job_control import JobControl
@@ -21,6 +21,7 @@ from engine.driver.rest.server import serve, withdraw
 from engine.driver.settings import RestOptions
 
 HISTORY = 10      # checkpoints remembered (Flink's web.checkpoints.history)
+LINGER_SECONDS = 5  # an ended job is still served: a client polling it sees how it ended
 EXCEPTIONS = 20   # failures remembered
 
 
@@ -73,12 +74,15 @@ class JobView(MetricReporter):
             for v in plan_vertices(plan)]
         self.max_parallelism = max(node.max_parallelism for node in plan.nodes.values())
         self.checkpoints: Deque[dict] = collections.deque(maxlen=HISTORY)
-        self.counts = {"completed": 0, "failed": 0}
+        self.counts = {"completed": 0, "failed": 0, "savepoints": 0}
         self.last_id = 0  # of the last completed checkpoint
         self.latest: Dict[str, Optional[dict]] = {"completed": None, "savepoint": None,
                                                   "failed": None}
         self.exceptions: Deque[dict] = collections.deque(maxlen=EXCEPTIONS)
         self.triggers: Dict[str, Trigger] = {}
+        self.end_time: Optional[int] = None
+        self._ended: Optional[str] = None
+        self._failing = False  # the last run failed (and no batch committed since)
         self._lock = threading.Lock()
 
     # -- fed by the driver --------------------------------------------------------
@@ -87,6 +91,7 @@ class JobView(MetricReporter):
         """After a committed batch: the checkpoints and savepoints completed since."""
         job = snapshot["job"]
         with self._lock:
+            self._failing = False
             if job["numberOfCompletedCheckpoints"] > self.counts["completed"]:
                 self.counts["completed"] = job["numberOfCompletedCheckpoints"]
                 path = job["lastCheckpointExternalPath"]
@@ -101,6 +106,7 @@ class JobView(MetricReporter):
                 if trigger.recorded or result is None or "savepoint" not in result:
                     continue
                 trigger.recorded = True
+                self.counts["savepoints"] += 1
                 path = result["savepoint"]
                 self._add(None, "COMPLETED", snapshot["timestamp"],
                           snapshot["timestamp"] - trigger.trigger_timestamp,
@@ -108,6 +114,7 @@ class JobView(MetricReporter):
 
     def job_failed(self, error: BaseException) -> None:
         with self._lock:
+            self._failing = True
             self.exceptions.appendleft({
                 "exceptionName": type(error).__name__,
                 "stacktrace": "".join(traceback.format_exception(
@@ -116,7 +123,14 @@ class JobView(MetricReporter):
                 "concurrentExceptions": []})
 
     def close(self, discard: bool = False) -> None:
-        withdraw(self)
+        """The job ended: it is served as ended for ``LINGER_SECONDS`` more."""
+        runner = self.runner
+        self._ended = "FINISHED" if runner.stopped else "CANCELED" if runner.cancelled \
+            else "FAILED" if self._failing else "FINISHED"
+        self.end_time = now_ms()
+        timer = threading.Timer(LINGER_SECONDS, withdraw, (self,))
+        timer.daemon = True
+        timer.start()
 
     def _add(self, checkpoint_id: Optional[int], status: str, ack: int, duration: float,
              size: int, path: Optional[str], savepoint: bool = False) -> None:
@@ -142,12 +156,17 @@ class JobView(MetricReporter):
     # -- read by HTTP threads -----------------------------------------------------
 
     def state(self) -> str:
-        """Flink's job status: RUNNING, or CANCELLING once cancelled."""
+        """Flink's job status: RUNNING, CANCELLING once cancelled, then how it ended
+        (FINISHED, also when stopped with a savepoint; CANCELED; FAILED)."""
+        if self._ended is not None:
+            return self._ended
         return "CANCELLING" if self.runner.cancelled else "RUNNING"
 
-    def history(self) -> List[dict]:
+    def history(self) -> Tuple[Dict[str, int], List[dict]]:
+        """The counts of checkpoints (completed, failed) and savepoints since the job
+        started, and the latest ones, newest first."""
         with self._lock:
-            return list(self.checkpoints)
+            return dict(self.counts), list(self.checkpoints)
 
     def failures(self) -> List[dict]:
         with self._lock:
