@@ -5,7 +5,7 @@
 const SVG = "http://www.w3.org/2000/svg";
 const POLL_MS = 1000;
 const CHART_POINTS = 120;
-const NODE_W = 220, NODE_H = 84, GAP_X = 90, GAP_Y = 30;
+const NODE_W = 196, NODE_H = 84, GAP_X = 84, GAP_Y = 30;
 const throughput = [];
 let jobId = null, graphDrawn = false, started = null;
 
@@ -64,9 +64,8 @@ function drawGraph(plan) {
     position[node.id] = {x: 20 + x * (NODE_W + GAP_X), y: 20 + y * (NODE_H + GAP_Y)};
   }));
   const rows = Math.max(...columns.map((c) => c.length));
-  svg.setAttribute("viewBox", `0 0 ${40 + columns.length * (NODE_W + GAP_X) - GAP_X} ` +
-                   `${40 + rows * (NODE_H + GAP_Y) - GAP_Y}`);
-  svg.style.height = `${40 + rows * (NODE_H + GAP_Y)}px`;
+  svg.setAttribute("width", 40 + columns.length * (NODE_W + GAP_X) - GAP_X);
+  svg.setAttribute("height", 40 + rows * (NODE_H + GAP_Y) - GAP_Y);
   for (const node of plan.nodes) {
     for (const input of node.inputs || []) {
       const from = position[input.id], to = position[node.id];
@@ -82,7 +81,7 @@ function drawGraph(plan) {
   for (const node of plan.nodes) {
     const {x, y} = position[node.id];
     const group = el("g", {class: "vertex", "data-vertex-id": node.id});
-    const name = node.description.length > 32 ? node.description.slice(0, 31) + "…"
+    const name = node.description.length > 27 ? node.description.slice(0, 26) + "…"
                                               : node.description;
     group.append(el("rect", {x, y, width: NODE_W, height: NODE_H, rx: 8}));
     group.append(el("title", {}, node.description));
@@ -109,7 +108,7 @@ async function updateVertices(details) {
       group.querySelector(".rates").textContent =
         `in ${rate(metrics.numRecordsInPerSecond)} /s · out ${rate(metrics.numRecordsOutPerSecond)} /s`;
       group.querySelector(".vertex-watermark").textContent =
-        `watermark ${watermark(metrics.currentInputWatermark)}`;
+        `watermark ${watermark(metrics.currentInputWatermark).replace(/^\d+-\d+-\d+T|Z$/g, "")}`;
     }
     const isSource = !details.plan.nodes.find((n) => n.id === vertex.id).inputs;
     if (isSource) sourcesOut += Number(metrics.numRecordsOutPerSecond || 0);
@@ -127,9 +126,9 @@ async function updateVertices(details) {
 function drawThroughput() {
   const svg = document.getElementById("throughput");
   const top = Math.max(1, ...throughput) * 1.1;
-  const first = CHART_POINTS - throughput.length;  // the newest point at the right
+  const step = 800 / Math.max(1, throughput.length - 1);  // the points seen, full width
   const points = throughput.map((v, i) =>
-    `${((first + i) * 800 / (CHART_POINTS - 1)).toFixed(1)},${(160 - v / top * 150).toFixed(1)}`);
+    `${(i * step).toFixed(1)},${(160 - v / top * 150).toFixed(1)}`);
   svg.replaceChildren(
     el("polyline", {points: points.join(" "), fill: "none", stroke: "#2f6fd6",
                     "stroke-width": 2, "vector-effect": "non-scaling-stroke"}),
