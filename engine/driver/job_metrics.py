@@ -17,6 +17,9 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
 from checkpoint.state_store import _operator_dir_name as operator_dir_name
 
 from engine.batch import MetricReport
@@ -202,47 +205,55 @@ def sizes_by_operator(path: str) -> Dict[str, int]:
 
 
 def prometheus_text(snapshot: Optional[dict]) -> str:
-    """The snapshot in Prometheus' text format (0.0.4), with the names Flink's
-    PrometheusReporter gives: ``flink_jobmanager_job_<metric>`` and
+    """The snapshot in Prometheus' text format (0.0.4, written by ``prometheus_client``),
+    with the names Flink's PrometheusReporter gives: ``flink_jobmanager_job_<metric>`` and
     ``flink_taskmanager_job_task_operator_<metric>``, labelled by job and operator.
     Only numbers are exported; a meter as its rate, a distribution as
     ``_count``/``_sum``/``_min``/``_max``."""
     if snapshot is None:
         return ""
-    samples: Dict[str, List[str]] = collections.defaultdict(list)
+    families: Dict[str, GaugeMetricFamily] = {}
     job_labels = {"job_id": snapshot["job_id"], "job_name": snapshot["job_name"]}
     for name, value in snapshot["job"].items():
-        _add_samples(samples, "flink_jobmanager_job_" + name, job_labels, value)
+        _add_samples(families, "jobmanager_job", name, job_labels, value)
     for operator, values in snapshot["operators"].items():
         labels = dict(job_labels, operator_name=operator)
         for name, value in values.items():
-            _add_samples(samples, "flink_taskmanager_job_task_operator_" + name, labels, value)
-    lines = []
-    for name, metric_lines in samples.items():
-        lines.append(f"# TYPE {name} gauge")
-        lines.extend(metric_lines)
-    return "\n".join(lines) + "\n"
+            _add_samples(families, "taskmanager_job_task_operator", name, labels, value)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(list(families.values())))
+    return generate_latest(registry).decode("utf-8")
 
 
-def _add_samples(samples: Dict[str, List[str]], name: str, labels: Dict[str, str],
-                 value) -> None:
+class _Families:
+    """A prometheus_client collector of metric families made already."""
+
+    def __init__(self, families: List[GaugeMetricFamily]):
+        self.families = families
+
+    def collect(self):
+        return self.families
+
+
+def _add_samples(families: Dict[str, GaugeMetricFamily], scope: str, name: str,
+                 labels: Dict[str, str], value) -> None:
     if isinstance(value, dict):
         if "rate" in value:  # a meter
-            _add_samples(samples, name, labels, value["rate"])
+            _add_samples(families, scope, name, labels, value["rate"])
         else:  # a distribution
             for part in ("count", "sum", "min", "max"):
-                _add_samples(samples, f"{name}_{part}", labels, value[part])
+                _add_samples(families, scope, f"{name}_{part}", labels, value[part])
         return
     if not _is_number(value):
         return
-    label_text = ",".join(f'{key}="{_escaped(text)}"' for key, text in labels.items())
-    samples[_metric_name(name)].append(f"{_metric_name(name)}{{{label_text}}} {value}")
+    family_name = _metric_name(f"flink_{scope}_{name}")
+    family = families.get(family_name)
+    if family is None:  # (the help text Flink's reporter gives)
+        family = families[family_name] = GaugeMetricFamily(
+            family_name, f"{name} (scope: {scope})", labels=list(labels))
+    family.add_metric([str(label) for label in labels.values()], value)
 
 
 def _metric_name(name: str) -> str:
     """Characters Prometheus does not allow in names become ``_`` (as Flink does)."""
     return "".join(c if c.isascii() and (c.isalnum() or c in "_:") else "_" for c in name)
-
-
-def _escaped(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
