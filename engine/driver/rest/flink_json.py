@@ -13,8 +13,9 @@ JOB_STATES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCEL
               "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING")
 
 
-def config(views, options) -> dict:
-    """``/config``: what the dashboard needs to know of the server."""
+def config(options) -> dict:
+    """``/config``: what the dashboard needs to know of the server: which control calls
+    the (first) job served allows (``options``: its RestOptions, None without jobs)."""
     return {"refresh-interval": 1000, "timezone-name": "UTC", "timezone-offset": 0,
             "flink-version": VERSION, "flink-revision": VERSION,
             "features": {"web-submit": False,

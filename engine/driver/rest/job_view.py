@@ -44,15 +44,14 @@ class Trigger:
     """A savepoint or stop asked for over REST: the JobControl request it became."""
     request_id: str
     trigger_timestamp: int
-    stop: bool
-    recorded: bool = False
+    recorded: bool = False  # in the history
 
 
 def serve_job(runner, control: JobControl, options: RestOptions) -> "JobView":
     """Starts serving the job of ``runner`` (a JobRunner) over REST; the view is a metric
     reporter of the job, and closing it ends serving the job."""
     view = JobView(runner, control, options)
-    view.server = serve(view, options.address, options.port)
+    serve(view, options.address, options.port)
     return view
 
 
@@ -169,6 +168,7 @@ class JobView(MetricReporter):
             return dict(self.counts), list(self.checkpoints)
 
     def failures(self) -> List[dict]:
+        """The failed runs of the job, newest first (Flink's exception history)."""
         with self._lock:
             return list(self.exceptions)
 
@@ -176,5 +176,5 @@ class JobView(MetricReporter):
         """Asks for a savepoint (and a stop) through the job's control; returns its id."""
         request_id = self.control.submit("stop" if stop else "savepoint", directory, drain)
         with self._lock:
-            self.triggers[request_id] = Trigger(request_id, now_ms(), stop)
+            self.triggers[request_id] = Trigger(request_id, now_ms())
         return request_id

@@ -57,6 +57,7 @@ class RestServer:
         return "http://%s:%d" % self.address
 
     def view(self, job_id: str):
+        """The served job of ``job_id``; a 404 if there is none."""
         view = self.views.get(job_id)
         if view is None:
             raise RestError(404, f"Job {job_id} not found")
@@ -119,7 +120,7 @@ def _now() -> int:
 @route("GET", r"/config")
 def _config(server, query, body):
     views = list(server.views.values())
-    return 200, flink_json.config(views, views[0].options if views else None)
+    return 200, flink_json.config(views[0].options if views else None)
 
 
 @route("GET", r"/overview")

@@ -3,6 +3,7 @@ REST API documentation (its ``rest_v1_dispatcher`` specification, written out be
 savepoint and a stop over HTTP, then a run restored from the stop's savepoint; a cancel
 over HTTP; control calls refused unless enabled; bad requests answered Flink's way."""
 import re
+import socket
 
 import pytest
 
@@ -220,6 +221,26 @@ def test_bad_control_requests_and_requests_from_other_pages(tmp_path):
         assert "No savepoint directory configured" in operation["failure-cause"]["stack-trace"]
     finally:
         client.cancel().result(timeout=60)
+
+
+def test_jobs_of_one_process_share_a_port_and_a_taken_port_fails_the_job(tmp_path):
+    first, url, _ = start_job(tmp_path / "first", "local", "first")
+    port = int(url.rsplit(":", 1)[1])
+    second, _, _ = start_job(tmp_path / "second", "local", "second", **{"rest.port": port})
+    try:
+        jobs = wait_until(lambda: len(get(f"{url}/jobs")["jobs"]) == 2 and
+                          get(f"{url}/jobs/overview")["jobs"], what="both jobs")
+        assert {job["name"] for job in jobs} == {"first", "second"}
+    finally:
+        first.cancel().result(timeout=60)
+        second.cancel().result(timeout=60)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        client, _, _ = start_job(tmp_path / "third", "local", "third",
+                                 **{"rest.port": taken.getsockname()[1]})
+        with pytest.raises(OSError, match="rest.port .*: cannot serve the REST API"):
+            client.get_job_execution_result().result(timeout=60)
 
 
 def test_an_invalid_port_fails_when_the_job_is_built(tmp_path):
