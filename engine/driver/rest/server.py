@@ -9,6 +9,7 @@ and are refused from a page of another origin (a browser sends its ``Origin``).
 Errors answer Flink's way: ``{"errors": [reason]}`` with the status code.
 """
 import http.server
+import ipaddress
 import json
 import logging
 import os
@@ -294,7 +295,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         origin = self.headers.get("Origin")
         if origin is not None and origin not in self._own_origins():
             raise RestError(403, f"Requests from pages of {origin} are refused")
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise RestError(400, "The Content-Length header is not a number") from None
         if length > MAX_BODY:
             raise RestError(413, f"The request body is larger than {MAX_BODY} bytes")
         data = self.rfile.read(length) if length else b""
@@ -309,11 +313,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return body
 
     def _own_origins(self):
+        """The origins of this server's own page. On a loopback address only those of
+        that address: a page of another site whose name was made to resolve to
+        127.0.0.1 (DNS rebinding) is not one of them. Bound for the network, the page
+        may have been opened under any of the machine's names."""
         host, port = self.server.rest.address
-        hosts = {host, self.headers.get("Host", "").rsplit(":", 1)[0]}
-        if host in ("127.0.0.1", "::1"):
-            hosts.add("localhost")
-        return {f"http://{name}:{port}" for name in hosts}
+        if ipaddress.ip_address(host).is_loopback:
+            return {f"http://{name}:{port}" for name in (host, "localhost")}
+        return {f"http://{host}:{port}", f"http://{self.headers.get('Host', '')}"}
 
     def _static(self, name: str) -> None:
         path = os.path.join(STATIC, name)

@@ -225,6 +225,7 @@ def test_bad_control_requests_and_requests_from_other_pages(tmp_path):
 
 def test_jobs_of_one_process_share_a_port_and_a_taken_port_fails_the_job(tmp_path):
     first, url, _ = start_job(tmp_path / "first", "local", "first")
+    job_id(url)
     port = int(url.rsplit(":", 1)[1])
     second, _, _ = start_job(tmp_path / "second", "local", "second", **{"rest.port": port})
     try:
