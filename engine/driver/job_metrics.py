@@ -8,8 +8,11 @@ Names are Flink's: ``numRecordsIn``, ``numRecordsOut``, ``numRecordsInPerSecond`
 source skipped as unreadable), ``currentInputWatermark``, and
 at job level ``lastCheckpointDuration``, ``lastCheckpointSize``,
 ``numberOfCompletedCheckpoints``, ``numberOfFailedCheckpoints``; FLIP-33's
-``watermarkLag``; and this engine's ``numPendingTimers``, ``stateSize`` (bytes of an
-operator's state in the last checkpoint), ``lastBatchDuration``.
+``watermarkLag``; a task's ``accumulatedBusyTime`` (ms, summed over subtasks) and
+``busyTimeMsPerSecond`` (of its busiest subtask: the ms it worked per second since the
+batch before), on each operator it runs; and this engine's
+``numPendingTimers``, ``stateSize`` (bytes of an operator's state in the last
+checkpoint), ``lastBatchDuration``.
 """
 import collections
 import os
@@ -24,7 +27,8 @@ from checkpoint.state_store import _operator_dir_name as operator_dir_name
 
 from engine.batch import MetricReport
 from engine.graph import JobPlan
-from engine.runtime.metrics import (NUM_LATE_RECORDS_DROPPED, NUM_RECORDS_IN,
+from engine.runtime.metrics import (ACCUMULATED_BUSY_TIME, NUM_LATE_RECORDS_DROPPED,
+                                    NUM_RECORDS_IN,
                                     NUM_RECORDS_IN_ERRORS, NUM_RECORDS_OUT, merge_distributions)
 from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK
 
@@ -115,6 +119,8 @@ class JobMetrics:
         self._job: Dict[str, Any] = {"numberOfCompletedCheckpoints": 0,
                                      "numberOfFailedCheckpoints": 0}
         self._state_sizes: Dict[int, int] = {}
+        self._busy: Dict[int, float] = {}  # node id -> busyTimeMsPerSecond, last batch
+        self._last_batch = now  # when the last batch's reports came
         self._lock = threading.Lock()
         self._snapshot: Optional[dict] = None
 
@@ -123,11 +129,17 @@ class JobMetrics:
         """Adds a committed batch's reports; returns the new snapshot."""
         now = self._clock()
         counts = collections.Counter()
+        elapsed_ms, self._last_batch = (now - self._last_batch) * 1000, now
+        self._busy = {}
         for result in results:
             if isinstance(result, MetricReport):
                 self._operators[result.node].add(result, now)
                 for name in (NUM_RECORDS_IN, NUM_RECORDS_OUT):
                     counts[(result.node, name)] += result.counters[name]
+                # Flink's busyTimeMsPerSecond of the operator's busiest subtask
+                busy = min(1000.0, 1000 * result.counters[ACCUMULATED_BUSY_TIME]
+                           / max(elapsed_ms, 1e-3))
+                self._busy[result.node] = max(self._busy.get(result.node, 0.0), busy)
         for key, rate in self._rates.items():
             rate.add(counts[key], now)
         has_watermark = MIN_WATERMARK < watermark < MAX_WATERMARK
@@ -157,6 +169,7 @@ class JobMetrics:
             for name in (NUM_RECORDS_IN, NUM_RECORDS_OUT):
                 values[name + "PerSecond"] = self._rates[(node_id, name)].per_second()
             values["currentInputWatermark"] = self._job["currentInputWatermark"]
+            values["busyTimeMsPerSecond"] = round(self._busy.get(node_id, 0.0), 1)
             if node_id in self._state_sizes:
                 values["stateSize"] = self._state_sizes[node_id]
             operators[self.names[node_id]] = values

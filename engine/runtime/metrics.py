@@ -21,6 +21,7 @@ NUM_RECORDS_OUT = "numRecordsOut"
 NUM_LATE_RECORDS_DROPPED = "numLateRecordsDropped"
 NUM_RECORDS_IN_ERRORS = "numRecordsInErrors"
 NUM_PENDING_TIMERS = "numPendingTimers"
+ACCUMULATED_BUSY_TIME = "accumulatedBusyTime"  # ms a subtask's task spent on its batches
 
 
 class Counter:
@@ -143,12 +144,13 @@ class OperatorMetrics:
             emit(records)
         return counted
 
-    def report(self, node: int, subtask: int, is_source: bool = False,
+    def report(self, node: int, subtask: int, busy_ms: int, is_source: bool = False,
                pending_timers: Optional[int] = None) -> MetricReport:
         """What changed since the last report: counts as increments, gauges as values.
-        A source's records in are the records it read (FLIP-33), i.e. its records out."""
+        A source's records in are the records it read (FLIP-33), i.e. its records out;
+        ``busy_ms``: the time the operator's task spent on the batch."""
         counters = {NUM_RECORDS_IN: self.records_out if is_source else self.records_in,
-                    NUM_RECORDS_OUT: self.records_out}
+                    NUM_RECORDS_OUT: self.records_out, ACCUMULATED_BUSY_TIME: busy_ms}
         self.records_in = self.records_out = 0
         counters.update(self.counts)
         self.counts = dict.fromkeys(self.counts, 0)

@@ -9,6 +9,7 @@ state is not at the batch's base version, rebuilds it from the state directory.
 """
 import gc
 import pickle
+import time
 import zlib
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -226,9 +227,10 @@ class StageInstance:
                 self.broadcast_backend.version = version
 
     # --- one batch ----------------------------------------------------------------
-    def run_batch(self, batch: BatchInfo, inputs: Iterable) -> Iterator:
+    def run_batch(self, batch: BatchInfo, inputs: Iterable) -> list:
         """Processes the batch's input (source ranges, or ``DataChunk``s), fires timers,
         writes the state version; yields ``DataChunk``s and the driver's results."""
+        started = time.perf_counter()
         self.batch = batch
         self.processing_time = batch.processing_time
         self.current_watermark = batch.input_watermark
@@ -256,26 +258,27 @@ class StageInstance:
                 op.end_input()
         results = [result for n in self.stage.nodes
                    for result in self.operators[n].driver_results(n, self.partition)]
-        results.extend(self._metric_reports())
         self._write_state(batch.batch_id)
+        chunks = []
         for edge_id, router in self.routers.items():
             for target, pieces in router.take_chunks():
                 name = f"{edge_id}-{self.partition}-{target}"
-                yield DataChunk(edge_id, self.partition, target,
-                                kept(batch.run_id, batch.batch_id, name, pieces)
-                                if target == own else
-                                payload_of(pieces, batch.exchange_dir, name))
-        yield from results
+                chunks.append(DataChunk(edge_id, self.partition, target,
+                                        kept(batch.run_id, batch.batch_id, name, pieces)
+                                        if target == own else
+                                        payload_of(pieces, batch.exchange_dir, name)))
+        results.extend(self._metric_reports(round((time.perf_counter() - started) * 1000)))
+        return chunks + results
 
     def close(self) -> None:
         """Closes the operators, after the job's final batch."""
         for n in self.stage.nodes:
             self.operators[n].close()
 
-    def _metric_reports(self) -> List[MetricReport]:
+    def _metric_reports(self, busy_ms: int) -> List[MetricReport]:
         source = self.stage.nodes[0] if self.stage.is_source else None
         keyed = None if self.keyed_node is None else self.keyed_node.id
-        return [self.metrics[n].report(n, self.partition, is_source=n == source,
+        return [self.metrics[n].report(n, self.partition, busy_ms, is_source=n == source,
                                        pending_timers=self.timers.count() if n == keyed
                                        else None)
                 for n in self.stage.nodes]

@@ -85,7 +85,8 @@ def job_details(view, now: int) -> dict:
                         else values["numRecordsIn"],
                         "read-records-complete": True,
                         "write-records": values["numRecordsOut"],
-                        "write-records-complete": True}})
+                        "write-records-complete": True,
+                        "accumulated-busy-time": values["accumulatedBusyTime"]}})
     state = view.state()
     return {"jid": view.job_id, "name": view.name, "isStoppable": False, "state": state,
             **_times(view, now), "maxParallelism": view.max_parallelism, "now": now,
@@ -157,11 +158,12 @@ def vertex_watermarks(view, vertex) -> list:
 
 
 def _vertex_values(view, vertex) -> dict:
-    """The vertex's records in and out (of its first and last operator) and each of its
-    operators' numeric metrics as ``<operator>.<metric>``."""
+    """The vertex's records in and out (of its first and last operator), its task's busy
+    time, and each of its operators' numeric metrics as ``<operator>.<metric>``."""
     operators = _operators(view)
     head, tail = operators.get(vertex.operators[0], {}), operators.get(vertex.operators[-1], {})
-    values = {name: head.get(name, 0) for name in ("numRecordsIn", "numRecordsInPerSecond")}
+    values = {name: head.get(name, 0) for name in ("numRecordsIn", "numRecordsInPerSecond",
+                                                   "accumulatedBusyTime", "busyTimeMsPerSecond")}
     values.update({name: tail.get(name, 0)
                    for name in ("numRecordsOut", "numRecordsOutPerSecond")})
     values["currentInputWatermark"] = _job_values(view).get("currentInputWatermark",

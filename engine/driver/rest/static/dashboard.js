@@ -5,7 +5,7 @@
 const SVG = "http://www.w3.org/2000/svg";
 const POLL_MS = 1000;
 const CHART_POINTS = 120;
-const NODE_W = 196, NODE_H = 84, GAP_X = 84, GAP_Y = 30;
+const NODE_W = 196, NODE_H = 102, GAP_X = 84, GAP_Y = 30;
 const throughput = [];
 let jobId = null, graphDrawn = false, started = null;
 
@@ -90,13 +90,15 @@ function drawGraph(plan) {
                     `Parallelism: ${node.parallelism}`));
     group.append(el("text", {x: x + 10, y: y + 54, class: "rates"}, "in - /s · out - /s"));
     group.append(el("text", {x: x + 10, y: y + 72, class: "vertex-watermark"}, "watermark -"));
+    group.append(el("text", {x: x + 10, y: y + 90, class: "busy"}, "busy -"));
     svg.append(group);
   }
 }
 
 async function updateVertices(details) {
   let sourcesOut = 0, sinksIn = 0, jobWatermark = null;
-  const wanted = "numRecordsInPerSecond,numRecordsOutPerSecond,currentInputWatermark";
+  const wanted = "numRecordsInPerSecond,numRecordsOutPerSecond,currentInputWatermark," +
+                 "busyTimeMsPerSecond";
   const hasOutput = new Set(details.plan.nodes.flatMap((n) => (n.inputs || []).map((i) => i.id)));
   await Promise.all(details.vertices.map(async (vertex) => {
     const metrics = {};
@@ -109,6 +111,11 @@ async function updateVertices(details) {
         `in ${rate(metrics.numRecordsInPerSecond)} /s · out ${rate(metrics.numRecordsOutPerSecond)} /s`;
       group.querySelector(".vertex-watermark").textContent =
         `watermark ${watermark(metrics.currentInputWatermark).replace(/^\d+-\d+-\d+T|Z$/g, "")}`;
+      // the busiest subtask's share of the time (Flink's busyTimeMsPerSecond, in %)
+      const busy = Number(metrics.busyTimeMsPerSecond || 0) / 10;
+      const busyText = group.querySelector(".busy");
+      busyText.textContent = `busy ${busy.toFixed(0)} %`;
+      busyText.classList.toggle("hot", busy >= 80);
     }
     const isSource = !details.plan.nodes.find((n) => n.id === vertex.id).inputs;
     if (isSource) sourcesOut += Number(metrics.numRecordsOutPerSecond || 0);

@@ -34,6 +34,23 @@ def test_a_filter_that_drops_a_third_reports_exactly_that(parallelism):
     assert flt["numRecordsOutPerSecond"] > 0
 
 
+def _slow(x):
+    time.sleep(0.005)
+    return x
+
+
+def test_the_task_of_a_slow_operator_shows_it_in_its_busy_time():
+    env = make_env("local", parallelism=1, micro_batch_size=10)
+    env.from_collection(list(range(40))).key_by(lambda x: x % 2).map(_slow) \
+        .add_sink(GatheringSink())
+    operators = env.execute("slow map").get_metrics()["operators"]
+    source, slow = operators["Source: Collection Source"], operators["Map"]
+    assert slow["accumulatedBusyTime"] >= 40 * 5  # ms
+    assert source["accumulatedBusyTime"] < slow["accumulatedBusyTime"] / 4
+    assert 0 < slow["busyTimeMsPerSecond"] <= 1000
+    assert operators["Sink"]["busyTimeMsPerSecond"] == slow["busyTimeMsPerSecond"]  # one task
+
+
 class _Stamp(TimestampAssigner):
     def extract_timestamp(self, value, record_timestamp):
         return value[1]

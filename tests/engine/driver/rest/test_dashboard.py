@@ -1,6 +1,7 @@
 """The dashboard page in a real browser: headless Chromium (Debian's package) driven by
-Playwright, on a running job: the graph shows every operator, the records/s numbers
-rise, the checkpoint table fills, and the savepoint button takes a savepoint."""
+Playwright, on a running job: the graph shows every operator and how busy its task is,
+the records/s numbers rise, the checkpoint table fills, and the savepoint button takes a
+savepoint."""
 import shutil
 
 import pytest
@@ -35,6 +36,9 @@ def test_the_dashboard_shows_the_running_job_and_takes_a_savepoint(tmp_path):
 
             page.wait_for_function("Number(document.getElementById('records-in')"
                                    ".textContent.replace(/,/g, '')) > 0")
+            # each operator's task shows how busy it is
+            page.wait_for_function("[...document.querySelectorAll('#graph .busy')].every("
+                                   "text => /^busy \\d+ %$/.test(text.textContent))")
             page.wait_for_function("document.querySelector('#throughput polyline')"
                                    ".getAttribute('points').split(' ').length >= 3")
             page.wait_for_function("document.querySelectorAll('#checkpoints tbody tr')"
