@@ -1,8 +1,13 @@
-"""Tables over bounded DataStreams, queried with Spark SQL: the Table bridge of
-``pyflink.table`` (``StreamTableEnvironment``, ``Table``, ``DataTypes``)."""
-from .table import Table, TableResult, TableSchema
+"""Tables over bounded DataStreams, queried with Spark SQL or the Table API: the Table
+bridge of ``pyflink.table`` (``StreamTableEnvironment``, ``Table``, ``Schema``,
+``DataTypes``; expressions in ``api.table.expressions``, functions in ``api.table.udf``)."""
+from .schema import Schema
+from .table import GroupedTable, Table
 from .table_environment import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
+from .table_result import ResultKind, TableResult
+from .table_schema import TableSchema
 from .types import DataType, DataTypes
 
-__all__ = ['DataType', 'DataTypes', 'EnvironmentSettings', 'StreamTableEnvironment', 'Table',
-           'TableEnvironment', 'TableResult', 'TableSchema']
+__all__ = ['DataType', 'DataTypes', 'EnvironmentSettings', 'GroupedTable', 'ResultKind',
+           'Schema', 'StreamTableEnvironment', 'Table', 'TableEnvironment', 'TableResult',
+           'TableSchema']

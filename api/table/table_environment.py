@@ -7,24 +7,41 @@ from typing import List, Union
 from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
                                  TypeInformation)
 from api.datastream.data_stream import DataStream
+from api.datastream.execution_mode import RuntimeExecutionMode
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
 from engine.graph import reachable
-from .data_frames import Columns, columns_of, to_data_frame
-from .table import CONNECTORS_INSTEAD, Table, TableResult
+from .data_frames import Columns, columns_of, spark_type, to_data_frame
+from .expressions import col, to_sql
+from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
+from .table import Table
+from .table_result import TableResult
 from .types import data_type_of, type_info_of
+from .udf import UserDefinedFunctionWrapper
 
 __all__ = ['EnvironmentSettings', 'StreamTableEnvironment', 'TableEnvironment']
 
 _QUERY_KEYWORDS = ('SELECT', 'WITH', 'VALUES')
+# Spark plan nodes whose results Flink's STREAMING mode would update (-U/+U, -D)
+_UPDATING_PLAN = re.compile(r'^[\s:+\-]*(Aggregate|Distinct|Deduplicate|Except|Intersect|'
+                            r'Sort|Join (LeftOuter|RightOuter|FullOuter))\b', re.M)
+CONNECTORS_INSTEAD = (
+    "Tables here are Spark DataFrames over bounded DataStreams, without Flink's table "
+    "connectors. Read external systems with a DataStream source (env.from_source(...) with "
+    "a FileSource, KafkaSource, NumberSequenceSource or DataGeneratorSource, or "
+    "env.from_collection(...)) and make a table of it with t_env.from_data_stream(ds); "
+    "write a table with t_env.to_data_stream(table) and a DataStream sink (sink_to(FileSink"
+    "...), sink_to(KafkaSink...), add_sink(JdbcSink.sink(...)), print())")
 _COMMENTS = re.compile(r'(--[^\n]*|/\*.*?\*/|\s)+', re.S)
 
 
 class EnvironmentSettings:
     """Settings of a table environment: ``EnvironmentSettings.in_streaming_mode()`` or
     ``in_batch_mode()``. Either way, a table here is computed over its whole bounded
-    input, so a query gives its final rows (as Flink's batch mode does)."""
+    input. In STREAMING mode results print with their row kind (``op``), and results
+    Flink would update as rows arrive (aggregations, distinct, outer joins) cannot be
+    executed: their changelog is not available here."""
 
     def __init__(self, streaming: bool):
         self._streaming = streaming
@@ -51,6 +68,8 @@ class TableEnvironment:
         self._settings = environment_settings
         self._views = {}          # name -> Table, in this environment
         self._unnamed = 0
+        self._functions = {}      # name -> UserDefinedFunctionWrapper, registered in Spark
+        self._function_names = {}  # id of an unregistered wrapper called directly -> name
 
     @staticmethod
     def create(environment_settings: EnvironmentSettings) -> 'TableEnvironment':
@@ -64,7 +83,48 @@ class TableEnvironment:
     def _spark(self):
         if self._session is None:
             self._session = self._session_provider()
+            for name, function in self._functions.items():
+                _register(self._session, name, function)
         return self._session
+
+    def _is_streaming(self) -> bool:
+        return self._settings.is_streaming_mode()
+
+    # --- functions -------------------------------------------------------------------------
+    def create_temporary_function(self, path: str, function: UserDefinedFunctionWrapper):
+        """Registers a Python scalar function (made by ``udf``) under ``path``, for
+        ``call(path, ...)`` and SQL."""
+        if not isinstance(function, UserDefinedFunctionWrapper):
+            raise TypeError(f"create_temporary_function() takes a function made by udf(...), "
+                            f"got {function!r}")
+        name = _simple_name(path)
+        self._functions[name] = function
+        if self._session is not None:
+            _register(self._session, name, function)
+
+    create_temporary_system_function = create_temporary_function
+
+    def drop_temporary_function(self, path: str) -> bool:
+        """Drops a temporary function; True if it existed."""
+        name = _simple_name(path)
+        if name not in self._functions:
+            return False
+        del self._functions[name]
+        if self._session is not None:
+            self._session.sql('DROP TEMPORARY FUNCTION IF EXISTS `%s`' % name)
+        return True
+
+    drop_temporary_system_function = drop_temporary_function
+
+    def _function_name(self, function: UserDefinedFunctionWrapper) -> str:
+        """The Spark name of a function called directly (``add_one(col('a'))``)."""
+        name = self._function_names.get(id(function))
+        if name is None:
+            name = '__udf_%d_%s' % (len(self._function_names), re.sub(r'\W', '_',
+                                                                      function._name))
+            self._function_names[id(function)] = name
+            _register(self._spark(), name, function)
+        return name
 
     # --- views ---------------------------------------------------------------------------
     def create_temporary_view(self, view_path: str, table_or_data_stream, *fields_or_schema):
@@ -119,7 +179,9 @@ class TableEnvironment:
             if re.search(r'(?<![\w$])%s(?![\w$])' % re.escape(name), query, re.I):
                 table._data_frame().createOrReplaceTempView(name)
         frame = session.sql(query)
-        return Table(self, columns_of(frame), lambda: frame)
+        updating = self._is_streaming() and bool(_UPDATING_PLAN.search(
+            frame._jdf.queryExecution().analyzed().toString()))
+        return Table(self, columns_of(frame), lambda: frame, updating)
 
     def execute_sql(self, stmt: str) -> TableResult:
         """Runs a query (SELECT, WITH, VALUES) and returns its result. Flink SQL DDL
@@ -136,6 +198,11 @@ class TableEnvironment:
             raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run: there are no "
                                       f"sink tables to insert into. {CONNECTORS_INSTEAD}.")
         raise ValueError(_not_a_query(stmt, "execute_sql"))
+
+    def _insert(self, table_path: str, table: Table, overwrite: bool) -> TableResult:
+        """Writes ``table`` to a sink table (``Table.execute_insert``)."""
+        raise NotImplementedError(f"execute_insert({table_path!r}) cannot run: "
+                                  f"{CONNECTORS_INSTEAD}.")
 
 
 class StreamTableEnvironment(TableEnvironment):
@@ -170,16 +237,19 @@ class StreamTableEnvironment(TableEnvironment):
             raise ValueError("StreamTableEnvironment.create(): a TableConfig has no effect "
                              "here (tables are Spark DataFrames; configure Spark with "
                              "'spark.*' options of the StreamExecutionEnvironment)")
-        return StreamTableEnvironment(stream_execution_environment,
-                                      environment_settings or
-                                      EnvironmentSettings.in_streaming_mode())
+        if environment_settings is None:  # the environment's runtime mode, as it is now
+            environment_settings = EnvironmentSettings(
+                stream_execution_environment._runtime_mode != RuntimeExecutionMode.BATCH)
+        return StreamTableEnvironment(stream_execution_environment, environment_settings)
 
     def from_data_stream(self, data_stream: DataStream, *fields_or_schema) -> Table:
         """The table of a bounded DataStream. Columns come from the stream's type: the
         fields of a ROW (by name) or TUPLE (``f0``, ``f1``, ...), or one column ``f0`` of an
         atomic type. ``fields_or_schema`` may be one string of field names: ``'a, b, c'``
         renames the fields by position; names of the input's fields select, reorder and
-        (with ``as``) rename them: ``'f1 as name, f0'``.
+        (with ``as``) rename them: ``'f1 as name, f0'``. Or a :class:`Schema`: its physical
+        columns pick fields by name (converted to the declared types), its computed
+        columns are added, and its watermark is declared (recorded on the table).
 
         The stream's job runs when a query, ``execute`` or ``to_data_stream`` first needs
         the table's rows; only the stream runs in it: the environment's sinks and other
@@ -196,7 +266,7 @@ class StreamTableEnvironment(TableEnvironment):
             columns = _columns_of_type(stream_type)
         except ValueError as e:
             raise ValueError(f"from_data_stream(): {e}") from None
-        if len(fields_or_schema) == 0:
+        if len(fields_or_schema) == 0 or isinstance(fields_or_schema[0], Schema):
             picks = list(range(len(columns)))
         elif len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], str):
             picks, columns = _select_fields(fields_or_schema[0], columns)
@@ -210,7 +280,12 @@ class StreamTableEnvironment(TableEnvironment):
                 values = [(r,) if atomic else tuple(r) for r in records]
             return to_data_frame(self._spark(), columns,
                                  [tuple(v[i] for i in picks) for v in values])
-        return Table(self, columns, make_data_frame)
+        table = Table(self, columns, make_data_frame)
+        if fields_or_schema and isinstance(fields_or_schema[0], Schema):
+            if len(fields_or_schema) > 1:
+                raise ValueError("from_data_stream(): give one Schema")
+            table = _with_schema(table, fields_or_schema[0])
+        return table
 
     def to_data_stream(self, table: Table) -> DataStream:
         """A DataStream of the table's rows: Rows named by column
@@ -236,6 +311,65 @@ class StreamTableEnvironment(TableEnvironment):
         _check_fields_match(table._columns, type_info, "to_retract_stream")
         return self._env.from_collection([(True, r) for r in _records(table, type_info)],
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
+
+
+def _with_schema(table: Table, schema: Schema) -> Table:
+    """The table of a stream's columns as ``schema`` declares them."""
+    declared = [c for c in schema._columns if isinstance(c, PhysicalColumn)]
+    # Flink shows computed columns and the watermark in the schema of a table of all the
+    # stream's fields; one of some of them is a projection that shows neither
+    projected = declared and [c.name for c in declared] != [n for n, _ in table._columns]
+    if declared:
+        table._check_names([c.name for c in declared], 'from_data_stream')
+        table = table.select(*[col(c.name).cast(c.data_type).alias(c.name) for c in declared])
+    notes = {}
+    for column in schema._columns:
+        if isinstance(column, MetadataColumn):
+            raise NotImplementedError(
+                f"Schema: the metadata column {column.name!r} is not available here (a "
+                "table holds its stream's values, not their timestamps); add the time as a "
+                "field of the stream's records, or a computed column")
+        if isinstance(column, ComputedColumn):
+            expression = column.expression
+            table = table.add_columns(expression.alias(column.name))
+            notes[column.name] = ' AS ' + (expression._args[0] if expression._name == 'sql'
+                                           else str(expression))
+    lines = []
+    for spec in schema._watermark_specs:
+        names = [n for n, _ in table._columns]
+        if spec.column_name not in names:
+            raise ValueError(f"Invalid column name '{spec.column_name}' for rowtime attribute "
+                             f"in watermark declaration. Available columns are: "
+                             f"[{', '.join(names)}]")
+        rowtime_type = dict(table._columns)[spec.column_name]
+        if rowtime_type._root not in ('TIMESTAMP', 'TIMESTAMP_LTZ'):
+            raise ValueError(f"Invalid data type of time field for watermark definition. The "
+                             f"field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), but "
+                             f"{spec.column_name!r} is {rowtime_type}")
+        if str(spec.expression).upper() != '[SOURCE_WATERMARK()]':  # the stream's own
+            table._type_of(to_sql(spec.expression, table._type_of,
+                                  table._t_env._function_name))
+        table._rowtime = spec.column_name
+        expression = spec.expression
+        lines.append('WATERMARK FOR `%s`: %s AS %s' % (
+            spec.column_name, rowtime_type,
+            expression._args[0] if expression._name == 'sql' else expression))
+    if schema._primary_key is not None:
+        name, key = schema._primary_key
+        table._check_names(key, 'primary_key')
+        lines.append('CONSTRAINT `%s` PRIMARY KEY (%s) NOT ENFORCED'
+                     % (name, ', '.join('`%s`' % k for k in key)))
+    if projected:
+        notes, lines = {}, []
+    result = Table(table._t_env, table._columns, table._data_frame, schema_notes=notes,
+                   schema_lines=lines)
+    result._watermark_specs = list(schema._watermark_specs)
+    result._rowtime = table._rowtime
+    return result
+
+
+def _register(session, name: str, function: UserDefinedFunctionWrapper) -> None:
+    session.udf.register(name, function.python_function(), spark_type(function._result_type))
 
 
 def _job_session(env: StreamExecutionEnvironment):
