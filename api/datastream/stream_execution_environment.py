@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from functools import partial
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from engine.graph import Transformation, build_plan, execution_plan_json
 from engine.driver.job import create_runner
@@ -317,12 +317,26 @@ class StreamExecutionEnvironment:
 
     def execute(self, job_name: str = None) -> JobExecutionResult:
         """Runs the job until every source is finished; returns its JobExecutionResult."""
-        runner = self._create_runner(self._take_job(), job_name)
+        return self._run(self._take_job(), job_name)
+
+    def _run(self, job: Tuple[list, list], job_name: Optional[str]) -> JobExecutionResult:
+        runner = self._create_runner(job, job_name)
         start = time.time()
         for _ in runner.batches():
             pass
         return JobExecutionResult(JobID(runner.job_id), int((time.time() - start) * 1000),
                                   metrics=runner.metrics.snapshot())
+
+    def _execute_apart(self, define: Callable[[], object], job_name: str) -> JobExecutionResult:
+        """Runs what ``define()`` adds to the environment as a job of its own (a Table API
+        insert), leaving what was defined before it to the environment's next job."""
+        before, self._transformations = self._transformations, []
+        try:
+            define()
+            job = self._defined(), []
+        finally:
+            self._transformations = before
+        return self._run(job, job_name)
 
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""

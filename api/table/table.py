@@ -229,14 +229,9 @@ class Table:
     def execute(self) -> TableResult:
         """Computes the table; ``collect()`` gives its rows (positional Rows of kind INSERT,
         ``<Row('a', 1)>``), ``print()`` prints them as Flink's tableau."""
-        streaming = self._t_env._is_streaming()
-        if streaming and self._updating:
-            raise NotImplementedError(
-                "execute(): in STREAMING mode this table is a changelog that updates its "
-                "rows (an aggregation, distinct, outer join or set operation), and changelog "
-                "results (-U/+U) are not available here. Use BATCH mode "
-                "(EnvironmentSettings.in_batch_mode()) for its final rows.")
-        return TableResult(self._columns, insert_rows(self._rows()), streaming)
+        self._check_executable('execute')
+        return TableResult(self._columns, insert_rows(self._rows()),
+                           self._t_env._is_streaming())
 
     def execute_insert(self, table_path_or_descriptor: str,
                        overwrite: bool = False) -> TableResult:
@@ -245,6 +240,15 @@ class Table:
         return self._t_env._insert(table_path_or_descriptor, self, overwrite)
 
     # --- helpers ---------------------------------------------------------------------------
+    def _check_executable(self, method: str) -> None:
+        """Fails for a changelog that updates rows in STREAMING mode: not available here."""
+        if self._t_env._is_streaming() and self._updating:
+            raise NotImplementedError(
+                f"{method}(): in STREAMING mode this table is a changelog that updates its "
+                "rows (an aggregation, distinct, outer join or set operation), and changelog "
+                "results (-U/+U) are not available here. Use BATCH mode "
+                "(EnvironmentSettings.in_batch_mode()) for its final rows.")
+
     def _sql(self, expression: Expression) -> str:
         """Spark SQL of ``expression`` over this table's columns, its braces doubled for
         the templates of ``_query``."""

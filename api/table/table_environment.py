@@ -4,6 +4,7 @@ DataStreams again."""
 import re
 from typing import List, Union
 
+from api.common.types import Row
 from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
                                  TypeInformation)
 from api.datastream.data_stream import DataStream
@@ -12,12 +13,15 @@ from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
 from engine.graph import reachable
+from .connectors import datagen_stream, sink_writer
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
+from .ddl import parse_create_table
 from .expressions import col, to_sql
 from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
 from .table import Table
-from .table_result import TableResult
-from .types import data_type_of, type_info_of
+from .statement_set import StatementSet
+from .table_result import ResultKind, TableResult
+from .types import DataTypes, data_type_of, type_info_of
 from .udf import UserDefinedFunctionWrapper
 
 __all__ = ['EnvironmentSettings', 'StreamTableEnvironment', 'TableEnvironment']
@@ -26,13 +30,14 @@ _QUERY_KEYWORDS = ('SELECT', 'WITH', 'VALUES')
 # Spark plan nodes whose results Flink's STREAMING mode would update (-U/+U, -D)
 _UPDATING_PLAN = re.compile(r'^[\s:+\-]*(Aggregate|Distinct|Deduplicate|Except|Intersect|'
                             r'Sort|Join (LeftOuter|RightOuter|FullOuter))\b', re.M)
+_OK = TableResult([('result', DataTypes.STRING())], [Row('OK')],
+                  result_kind=ResultKind.SUCCESS, printed='OK')
 CONNECTORS_INSTEAD = (
-    "Tables here are Spark DataFrames over bounded DataStreams, without Flink's table "
-    "connectors. Read external systems with a DataStream source (env.from_source(...) with "
-    "a FileSource, KafkaSource, NumberSequenceSource or DataGeneratorSource, or "
-    "env.from_collection(...)) and make a table of it with t_env.from_data_stream(ds); "
-    "write a table with t_env.to_data_stream(table) and a DataStream sink (sink_to(FileSink"
-    "...), sink_to(KafkaSink...), add_sink(JdbcSink.sink(...)), print())")
+    "Read other systems with a DataStream source (env.from_source(...) with a FileSource, "
+    "KafkaSource, NumberSequenceSource or DataGeneratorSource, or env.from_collection(...)) "
+    "and make a table of it with t_env.from_data_stream(ds); write a table with "
+    "t_env.to_data_stream(table) and a DataStream sink (sink_to(FileSink...), "
+    "sink_to(KafkaSink...), add_sink(JdbcSink.sink(...)), print())")
 _COMMENTS = re.compile(r'(--[^\n]*|/\*.*?\*/|\s)+', re.S)
 
 
@@ -62,8 +67,11 @@ class TableEnvironment:
     """Registers tables as temporary views and runs SQL queries over them, in Spark SQL
     (not Flink SQL: Spark's functions and syntax apply)."""
 
-    def __init__(self, session_provider, environment_settings: EnvironmentSettings):
+    def __init__(self, session_provider, environment_settings: EnvironmentSettings,
+                 env: StreamExecutionEnvironment = None):
         self._session_provider = session_provider
+        self._env = env           # made on first use without a StreamTableEnvironment
+        self._sinks = {}          # name -> TableDefinition of a sink table
         self._session = None
         self._settings = environment_settings
         self._views = {}          # name -> Table, in this environment
@@ -156,8 +164,16 @@ class TableEnvironment:
         return sorted(n for n in self._views if not n.startswith('UnnamedTable_'))
 
     def from_path(self, path: str) -> Table:
-        """The table registered under ``path``."""
-        table = self._views.get(_simple_name(path))
+        """The table registered under ``path``: a view, or a table of CREATE TABLE."""
+        name = _simple_name(path)
+        if name in self._sinks:
+            definition = self._sinks[name]
+
+            def unreadable():
+                raise ValueError(f"Connector '{definition.options['connector']}' can only be "
+                                 "used as a sink. It cannot be used as a source.")
+            return Table(self, definition.physical_columns(), unreadable)
+        table = self._views.get(name)
         if table is None:
             raise ValueError(f"Table '{path}' was not found.")
         return table
@@ -184,25 +200,146 @@ class TableEnvironment:
         return Table(self, columns_of(frame), lambda: frame, updating)
 
     def execute_sql(self, stmt: str) -> TableResult:
-        """Runs a query (SELECT, WITH, VALUES) and returns its result. Flink SQL DDL
-        (``CREATE TABLE ... WITH ('connector' = ...)``) and ``INSERT INTO`` fail: use the
-        DataStream connectors instead."""
+        """Runs a statement and returns its result: a query (SELECT, WITH, VALUES: Spark
+        SQL), ``CREATE TABLE ... WITH ('connector' = 'datagen' | 'print' | 'blackhole')``,
+        ``DROP TABLE`` or ``INSERT INTO sink SELECT ...``."""
         keyword = _statement_keyword(stmt)
         if keyword in _QUERY_KEYWORDS:
             return self.sql_query(stmt).execute()
-        if keyword in ('CREATE', 'ALTER', 'DROP') and re.search(r'\bTABLE\b', stmt, re.I):
-            raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run: Flink SQL "
-                                      f"DDL for connector tables is not available. "
-                                      f"{CONNECTORS_INSTEAD}.")
-        if keyword in ('INSERT', 'EXECUTE', 'BEGIN'):
-            raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run: there are no "
-                                      f"sink tables to insert into. {CONNECTORS_INSTEAD}.")
+        if keyword == 'CREATE' and re.match(r'\s*CREATE\s+(TEMPORARY\s+)?TABLE\b', stmt, re.I):
+            return self._create_table(stmt)
+        drop = re.match(r'\s*DROP\s+(TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?(\S+?)\s*;?\s*$',
+                        stmt, re.I)
+        if drop:
+            name = _simple_name(drop.group(3))
+            if self._sinks.pop(name, None) is None and self._views.pop(name, None) is None \
+                    and not drop.group(2):
+                raise ValueError(f"Table with identifier '{name}' does not exist.")
+            return _OK
+        if keyword == 'INSERT':
+            return self._insert(*self._insert_statement(stmt))
+        if keyword in ('CREATE', 'ALTER', 'DROP', 'EXECUTE', 'BEGIN'):
+            raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run here: the "
+                                      "statements here are queries, CREATE TABLE (datagen, "
+                                      "print, blackhole), DROP TABLE and INSERT INTO")
         raise ValueError(_not_a_query(stmt, "execute_sql"))
+
+    # --- connector tables ------------------------------------------------------------------
+    def _stream_env(self) -> StreamExecutionEnvironment:
+        """The environment of the streams of connector tables and inserts."""
+        if self._env is None:
+            self._env = StreamExecutionEnvironment.get_execution_environment()
+        return self._env
+
+    def _table_of_stream(self, data_stream: DataStream, *fields_or_schema) -> Table:
+        """The table of a bounded stream (``StreamTableEnvironment.from_data_stream``)."""
+        if not isinstance(data_stream, DataStream):
+            raise TypeError(f"from_data_stream() takes a DataStream, got "
+                            f"{type(data_stream).__name__}")
+        _check_bounded(data_stream)
+        stream_type = data_stream.get_type()
+        if isinstance(stream_type, ExternalTypeInfo):
+            stream_type = stream_type._type_info
+        try:
+            columns = _columns_of_type(stream_type)
+        except ValueError as e:
+            raise ValueError(f"from_data_stream(): {e}") from None
+        if len(fields_or_schema) == 0 or isinstance(fields_or_schema[0], Schema):
+            picks = list(range(len(columns)))
+        elif len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], str):
+            picks, columns = _select_fields(fields_or_schema[0], columns)
+        else:
+            raise ValueError("Invalid arguments for 'fields': %r (give one string of field "
+                             "names, e.g. 'a, b, c')" % (fields_or_schema,))
+        atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
+
+        def make_data_frame():
+            with data_stream._collect("from_data_stream", alone=True) as records:
+                values = [(r,) if atomic else tuple(r) for r in records]
+            return to_data_frame(self._spark(), columns,
+                                 [tuple(v[i] for i in picks) for v in values])
+        table = Table(self, columns, make_data_frame)
+        if fields_or_schema and isinstance(fields_or_schema[0], Schema):
+            if len(fields_or_schema) > 1:
+                raise ValueError("from_data_stream(): give one Schema")
+            table = _with_schema(table, fields_or_schema[0])
+        return table
+
+    def _create_table(self, stmt: str) -> TableResult:
+        definition = parse_create_table(stmt)
+        name = definition.name
+        if name in self._views or name in self._sinks:
+            if definition.if_not_exists:
+                return _OK
+            raise ValueError(f"Could not execute CreateTable in path `{name}`: a table of "
+                             "that name exists")
+        connector = definition.options.get('connector')
+        if connector == 'datagen':
+            self._views[name] = self._table_of_stream(
+                datagen_stream(self._stream_env(), definition), definition.schema)
+        elif connector in ('print', 'blackhole'):
+            sink_writer(definition)  # its options are checked now, as Flink does
+            self._sinks[name] = definition
+        else:
+            raise NotImplementedError(
+                f"execute_sql(): the table '{name}' of connector {connector!r} is not "
+                "available here: SQL tables here are 'datagen' (a source), 'print' and "
+                f"'blackhole' (sinks). {CONNECTORS_INSTEAD}.")
+        return _OK
 
     def _insert(self, table_path: str, table: Table, overwrite: bool) -> TableResult:
         """Writes ``table`` to a sink table (``Table.execute_insert``)."""
-        raise NotImplementedError(f"execute_insert({table_path!r}) cannot run: "
-                                  f"{CONNECTORS_INSTEAD}.")
+        return self._execute_inserts([(table_path, table, overwrite)])
+
+    def _execute_inserts(self, inserts: List[tuple]) -> TableResult:
+        """Runs one job writing each (sink table path, table, overwrite) of ``inserts``."""
+        writes = []
+        for path, table, overwrite in inserts:
+            name = _simple_name(path)
+            definition = self._sinks.get(name)
+            if definition is None:
+                raise ValueError(f"Table '{path}' was not found." if name not in self._views
+                                 else f"Table '{path}' is not a sink table (its connector "
+                                 "reads); the sink tables here are 'print' and 'blackhole'")
+            if overwrite:
+                raise ValueError(f"INSERT OVERWRITE: the table '{name}' of connector "
+                                 f"'{definition.options['connector']}' cannot be overwritten")
+            table._check_executable('execute_insert')
+            columns = definition.physical_columns()
+            if len(columns) != len(table._columns):
+                raise ValueError(
+                    f"Column types of query result and sink for '{name}' do not match: the "
+                    f"query has {len(table._columns)} columns, the sink {len(columns)}")
+            writes.append((name, table.select(*[
+                col(n).cast(t).alias(sink_name)
+                for (n, _), (sink_name, t) in zip(table._columns, columns)]),
+                sink_writer(definition)))
+        env = self._stream_env()
+
+        def define():
+            for _, table, write in writes:
+                write(env.from_collection(table._rows(), _row_type_info(table._columns)))
+        env._execute_apart(define, 'insert-into_' + ','.join(
+            'default_catalog.default_database.' + name for name, _, _ in writes))
+        return TableResult([('default_catalog.default_database.' + name,
+                             DataTypes.BIGINT(False)) for name, _, _ in writes],
+                           [Row(*[-1] * len(writes))], printed=' '.join(['-1'] * len(writes)))
+
+    def create_statement_set(self) -> StatementSet:
+        """A StatementSet: inserts added to it run together in one job."""
+        return StatementSet(self)
+
+    def _insert_statement(self, stmt: str) -> tuple:
+        """(sink table path, table, overwrite) of ``INSERT INTO|OVERWRITE name query``."""
+        insert = re.match(r'\s*INSERT\s+(INTO|OVERWRITE)\s+(?:TABLE\s+)?(`[^`]+`|[\w.$]+)'
+                          r'\s*(\(([^)]*)\)\s*)?(.*)$', stmt, re.I | re.S)
+        if insert is None:
+            raise ValueError(f"cannot read {_head(stmt)} as INSERT INTO table SELECT ...")
+        if insert.group(3):
+            raise NotImplementedError("INSERT INTO with a column list is not available here: "
+                                      "select the sink's columns in order")
+        return (insert.group(2), self.sql_query(insert.group(5)),
+                insert.group(1).upper() == 'OVERWRITE')
 
 
 class StreamTableEnvironment(TableEnvironment):
@@ -220,8 +357,7 @@ class StreamTableEnvironment(TableEnvironment):
 
     def __init__(self, env: StreamExecutionEnvironment,
                  environment_settings: EnvironmentSettings):
-        super().__init__(lambda: _job_session(env), environment_settings)
-        self._env = env
+        super().__init__(lambda: _job_session(env), environment_settings, env)
 
     @staticmethod
     def create(stream_execution_environment: StreamExecutionEnvironment = None,
@@ -255,45 +391,13 @@ class StreamTableEnvironment(TableEnvironment):
         the table's rows; only the stream runs in it: the environment's sinks and other
         operators run in its next job.
         """
-        if not isinstance(data_stream, DataStream):
-            raise TypeError(f"from_data_stream() takes a DataStream, got "
-                            f"{type(data_stream).__name__}")
-        _check_bounded(data_stream)
-        stream_type = data_stream.get_type()
-        if isinstance(stream_type, ExternalTypeInfo):
-            stream_type = stream_type._type_info
-        try:
-            columns = _columns_of_type(stream_type)
-        except ValueError as e:
-            raise ValueError(f"from_data_stream(): {e}") from None
-        if len(fields_or_schema) == 0 or isinstance(fields_or_schema[0], Schema):
-            picks = list(range(len(columns)))
-        elif len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], str):
-            picks, columns = _select_fields(fields_or_schema[0], columns)
-        else:
-            raise ValueError("Invalid arguments for 'fields': %r (give one string of field "
-                             "names, e.g. 'a, b, c')" % (fields_or_schema,))
-        atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
-
-        def make_data_frame():
-            with data_stream._collect("from_data_stream", alone=True) as records:
-                values = [(r,) if atomic else tuple(r) for r in records]
-            return to_data_frame(self._spark(), columns,
-                                 [tuple(v[i] for i in picks) for v in values])
-        table = Table(self, columns, make_data_frame)
-        if fields_or_schema and isinstance(fields_or_schema[0], Schema):
-            if len(fields_or_schema) > 1:
-                raise ValueError("from_data_stream(): give one Schema")
-            table = _with_schema(table, fields_or_schema[0])
-        return table
+        return self._table_of_stream(data_stream, *fields_or_schema)
 
     def to_data_stream(self, table: Table) -> DataStream:
         """A DataStream of the table's rows: Rows named by column
         (``Types.ROW_NAMED``), of kind INSERT."""
         _check_own(self, table, "to_data_stream")
-        names = [n for n, _ in table._columns]
-        row_type = Types.ROW_NAMED(names, [type_info_of(t) for _, t in table._columns])
-        return self._env.from_collection(table._rows(), row_type)
+        return self._env.from_collection(table._rows(), _row_type_info(table._columns))
 
     def to_append_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """A DataStream of the table's rows as ``type_info`` (a ROW or TUPLE type: fields
@@ -322,6 +426,7 @@ def _with_schema(table: Table, schema: Schema) -> Table:
     if declared:
         table._check_names([c.name for c in declared], 'from_data_stream')
         table = table.select(*[col(c.name).cast(c.data_type).alias(c.name) for c in declared])
+        table._columns = [(c.name, c.data_type) for c in declared]  # as declared, nullable too
     notes = {}
     for column in schema._columns:
         if isinstance(column, MetadataColumn):
@@ -366,6 +471,11 @@ def _with_schema(table: Table, schema: Schema) -> Table:
     result._watermark_specs = list(schema._watermark_specs)
     result._rowtime = table._rowtime
     return result
+
+
+def _row_type_info(columns: Columns) -> TypeInformation:
+    """The type of a DataStream of a table's rows: Rows named by column."""
+    return Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
 
 
 def _register(session, name: str, function: UserDefinedFunctionWrapper) -> None:
