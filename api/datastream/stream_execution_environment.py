@@ -327,16 +327,20 @@ class StreamExecutionEnvironment:
         return JobExecutionResult(JobID(runner.job_id), int((time.time() - start) * 1000),
                                   metrics=runner.metrics.snapshot())
 
-    def _execute_apart(self, define: Callable[[], object], job_name: str) -> JobExecutionResult:
-        """Runs what ``define()`` adds to the environment as a job of its own (a Table API
-        insert), leaving what was defined before it to the environment's next job."""
+    def _apart(self, define: Callable[[], object]) -> List[Transformation]:
+        """The transformations ``define()`` adds, kept apart from the environment's next
+        job (the Table bridge's jobs of their own)."""
         before, self._transformations = self._transformations, []
         try:
             define()
-            job = self._defined(), []
+            return self._defined()
         finally:
             self._transformations = before
-        return self._run(job, job_name)
+
+    def _execute_apart(self, define: Callable[[], object], job_name: str) -> JobExecutionResult:
+        """Runs what ``define()`` adds to the environment as a job of its own (a Table API
+        insert), leaving what was defined before it to the environment's next job."""
+        return self._run((self._apart(define), []), job_name)
 
     def execute_async(self, job_name: str = DEFAULT_JOB_NAME) -> JobClient:
         """Starts the job in the background and returns a JobClient for it."""

@@ -2,6 +2,7 @@
 bridge of ``pyflink.table`` (``StreamTableEnvironment``, ``Table``, ``Schema``,
 ``DataTypes``; expressions in ``api.table.expressions``, functions in ``api.table.udf``)."""
 from .schema import Schema
+from .statement_set import StatementSet
 from .table import GroupedTable, Table
 from .table_environment import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
 from .table_result import ResultKind, TableResult
@@ -9,5 +10,5 @@ from .table_schema import TableSchema
 from .types import DataType, DataTypes
 
 __all__ = ['DataType', 'DataTypes', 'EnvironmentSettings', 'GroupedTable', 'ResultKind',
-           'Schema', 'StreamTableEnvironment', 'Table', 'TableEnvironment', 'TableResult',
-           'TableSchema']
+           'Schema', 'StatementSet', 'StreamTableEnvironment', 'Table', 'TableEnvironment',
+           'TableResult', 'TableSchema']

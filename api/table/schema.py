@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
 from .expressions import Expression, quote, to_expression
+from .sql_types import parse_data_type
 from .types import DataType, checked_data_type
 
 __all__ = ['Schema']
@@ -12,12 +13,14 @@ __all__ = ['Schema']
 
 @dataclass(frozen=True)
 class PhysicalColumn:
-    """A column of the stream's records, converted to ``data_type``."""
+    """A column of the stream's records, converted to ``data_type`` (declared as the SQL
+    type ``type_text`` if that is given)."""
     name: str
     data_type: DataType
+    type_text: Optional[str] = None
 
     def __str__(self):
-        return '%s %s' % (quote(self.name), self.data_type)
+        return '%s %s' % (quote(self.name), _type_string(self))
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,15 @@ class MetadataColumn:
     data_type: DataType
     metadata_key: Optional[str]
     is_virtual: bool
+    type_text: Optional[str] = None
 
     def __str__(self):
+        return '%s %s%s' % (quote(self.name), _type_string(self), self.metadata_note())
+
+    def metadata_note(self) -> str:
+        """`` METADATA FROM 'key' VIRTUAL``, as Flink shows the column's kind."""
         key = '' if self.metadata_key is None else " FROM '%s'" % self.metadata_key
-        return '%s %s METADATA%s%s' % (quote(self.name), self.data_type, key,
-                                       ' VIRTUAL' if self.is_virtual else '')
+        return ' METADATA%s%s' % (key, ' VIRTUAL' if self.is_virtual else '')
 
 
 @dataclass(frozen=True)
@@ -103,11 +110,12 @@ class Schema:
                 self._primary_key = unresolved_schema._primary_key
             return self
 
-        def column(self, column_name: str, data_type: DataType) -> 'Schema.Builder':
-            """A physical column: the stream's field ``column_name`` as ``data_type``."""
-            self._columns.append(PhysicalColumn(
-                column_name, checked_data_type(f"column {column_name!r}", 'data_type',
-                                               data_type)))
+        def column(self, column_name: str,
+                   data_type: Union[str, DataType]) -> 'Schema.Builder':
+            """A physical column: the stream's field ``column_name`` as ``data_type`` (a
+            DataType, or Flink SQL's name of one: ``'TIMESTAMP_LTZ(3)'``)."""
+            self._columns.append(PhysicalColumn(column_name,
+                                                *_data_type(column_name, data_type)))
             return self
 
         def column_by_expression(self, column_name: str,
@@ -117,13 +125,14 @@ class Schema:
             self._columns.append(ComputedColumn(column_name, to_expression(expr)))
             return self
 
-        def column_by_metadata(self, column_name: str, data_type: DataType,
+        def column_by_metadata(self, column_name: str, data_type: Union[str, DataType],
                                metadata_key: str = None,
                                is_virtual: bool = False) -> 'Schema.Builder':
-            """A metadata column (a DataStream's is its records' timestamp, 'rowtime')."""
-            self._columns.append(MetadataColumn(
-                column_name, checked_data_type(f"column {column_name!r}", 'data_type',
-                                               data_type), metadata_key, is_virtual))
+            """A metadata column: of a DataStream, ``'rowtime'`` (the records'
+            timestamps, TIMESTAMP_LTZ(3))."""
+            resolved, text = _data_type(column_name, data_type)
+            self._columns.append(MetadataColumn(column_name, resolved, metadata_key, is_virtual,
+                                                text))
             return self
 
         def watermark(self, column_name: str,
@@ -154,3 +163,15 @@ class Schema:
             return Schema(list(self._columns), list(self._watermark_specs),
                           self._primary_key)
 
+
+def _data_type(column_name: str,
+               data_type: Union[str, DataType]) -> Tuple[DataType, Optional[str]]:
+    """(the DataType, the SQL text it was given as, or None)."""
+    if isinstance(data_type, str):
+        return parse_data_type(data_type), data_type
+    return checked_data_type(f"column {column_name!r}", 'data_type', data_type), None
+
+
+def _type_string(column) -> str:
+    """A column's type as an unresolved Schema shows it: SQL text in brackets."""
+    return str(column.data_type) if column.type_text is None else '[%s]' % column.type_text

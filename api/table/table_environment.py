@@ -1,14 +1,16 @@
 """TableEnvironment and StreamTableEnvironment, as in ``pyflink.table``: bounded DataStreams
 become tables (Spark DataFrames) that SQL queries (Spark SQL) read, and tables become
 DataStreams again."""
+import datetime
 import re
-from typing import List, Union
+from typing import List
 
 from api.common.types import Row
 from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
                                  TypeInformation)
 from api.datastream.data_stream import DataStream
 from api.datastream.execution_mode import RuntimeExecutionMode
+from api.datastream.functions import ProcessFunction
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
@@ -252,12 +254,17 @@ class TableEnvironment:
             raise ValueError("Invalid arguments for 'fields': %r (give one string of field "
                              "names, e.g. 'a, b, c')" % (fields_or_schema,))
         atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
+        rowtimes = _rowtime_columns(fields_or_schema)
+        if rowtimes:  # the records' timestamps, read by a ProcessFunction of the table's job
+            stamped = []
+            data_stream._env._apart(lambda: stamped.append(data_stream.process(_Timestamped())))
+            data_stream = stamped[0]
+            columns = columns + [(c.name, c.data_type) for c in rowtimes]
 
         def make_data_frame():
             with data_stream._collect("from_data_stream", alone=True) as records:
-                values = [(r,) if atomic else tuple(r) for r in records]
-            return to_data_frame(self._spark(), columns,
-                                 [tuple(v[i] for i in picks) for v in values])
+                rows = [_table_row(r, atomic, picks, len(rowtimes)) for r in records]
+            return to_data_frame(self._spark(), columns, rows)
         table = Table(self, columns, make_data_frame)
         if fields_or_schema and isinstance(fields_or_schema[0], Schema):
             if len(fields_or_schema) > 1:
@@ -417,23 +424,63 @@ class StreamTableEnvironment(TableEnvironment):
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
 
 
+class _Timestamped(ProcessFunction):
+    """(the record's timestamp, the record), for a Schema's 'rowtime' metadata column."""
+
+    def process_element(self, value, ctx):
+        yield ctx.timestamp(), value
+
+
+def _rowtime_columns(fields_or_schema: tuple) -> List[MetadataColumn]:
+    """The metadata columns of a Schema among ``fields_or_schema``: of a DataStream, only
+    its records' timestamps ('rowtime') are."""
+    if not fields_or_schema or not isinstance(fields_or_schema[0], Schema):
+        return []
+    columns = [c for c in fields_or_schema[0]._columns if isinstance(c, MetadataColumn)]
+    for column in columns:
+        key = column.metadata_key or column.name
+        if key != 'rowtime':
+            raise ValueError(f"Invalid metadata key '{key}' in column '{column.name}'. The "
+                             "metadata of a DataStream is 'rowtime' (its records' "
+                             "timestamps, TIMESTAMP_LTZ(3))")
+        if column.data_type._root not in ('TIMESTAMP', 'TIMESTAMP_LTZ'):
+            raise ValueError(f"the metadata column '{column.name}' of 'rowtime' must be a "
+                             f"TIMESTAMP_LTZ(3), not {column.data_type}")
+    return columns
+
+
+_NO_TIMESTAMP = -(1 << 63)  # what ctx.timestamp() gives for a record without one
+
+
+def _table_row(record, atomic: bool, picks: List[int], rowtimes: int) -> tuple:
+    """A table row of a collected record (of a (timestamp, record) pair when the table has
+    ``rowtimes`` rowtime columns)."""
+    timestamp, record = record if rowtimes else (None, record)
+    values = (record,) if atomic else tuple(record)
+    if rowtimes and timestamp == _NO_TIMESTAMP:
+        raise ValueError("Could not find timestamp in DataStream API record. Make sure that "
+                         "timestamps have been assigned before and the event-time "
+                         "characteristic is enabled.")
+    instant = () if not rowtimes else (datetime.datetime.fromtimestamp(timestamp // 1000)
+                                       .replace(microsecond=timestamp % 1000 * 1000),)
+    return tuple(values[i] for i in picks) + instant * rowtimes
+
+
 def _with_schema(table: Table, schema: Schema) -> Table:
     """The table of a stream's columns as ``schema`` declares them."""
     declared = [c for c in schema._columns if isinstance(c, PhysicalColumn)]
+    metadata = [c for c in schema._columns if isinstance(c, MetadataColumn)]
     # Flink shows computed columns and the watermark in the schema of a table of all the
     # stream's fields; one of some of them is a projection that shows neither
-    projected = declared and [c.name for c in declared] != [n for n, _ in table._columns]
+    physical = [n for n, _ in table._columns][:len(table._columns) - len(metadata)]
+    projected = declared and [c.name for c in declared] != physical
     if declared:
         table._check_names([c.name for c in declared], 'from_data_stream')
-        table = table.select(*[col(c.name).cast(c.data_type).alias(c.name) for c in declared])
-        table._columns = [(c.name, c.data_type) for c in declared]  # as declared, nullable too
-    notes = {}
+        table = table.select(*[col(c.name).cast(c.data_type).alias(c.name) for c in declared],
+                             *[col(c.name) for c in metadata])
+        table._columns = [(c.name, c.data_type) for c in declared + metadata]  # as declared
+    notes = {c.name: c.metadata_note() for c in metadata}
     for column in schema._columns:
-        if isinstance(column, MetadataColumn):
-            raise NotImplementedError(
-                f"Schema: the metadata column {column.name!r} is not available here (a "
-                "table holds its stream's values, not their timestamps); add the time as a "
-                "field of the stream's records, or a computed column")
         if isinstance(column, ComputedColumn):
             expression = column.expression
             table = table.add_columns(expression.alias(column.name))
@@ -479,7 +526,11 @@ def _row_type_info(columns: Columns) -> TypeInformation:
 
 
 def _register(session, name: str, function: UserDefinedFunctionWrapper) -> None:
-    session.udf.register(name, function.python_function(), spark_type(function._result_type))
+    from pyspark.sql.functions import udf as spark_udf
+    spark_function = spark_udf(function.python_function(), spark_type(function._result_type),
+                               useArrow=False)  # row at a time, as Flink's general functions
+    session.udf.register(name, spark_function if function._deterministic else
+                         spark_function.asNondeterministic())
 
 
 def _job_session(env: StreamExecutionEnvironment):

@@ -3,6 +3,7 @@ Flink's tableau (boxed columns of widths by type, an ``op`` column in STREAMING 
 import datetime
 import decimal
 import unicodedata
+from enum import Enum
 from typing import Iterator, List, Optional
 
 from api.common.typeinfo import _java_float_string
@@ -17,8 +18,8 @@ _MAX_COLUMN_WIDTH = 30
 _NULL = '<NULL>'
 
 
-class ResultKind:
-    """What a result holds: rows of a query, or SUCCESS of a statement."""
+class ResultKind(Enum):
+    """What a result holds: SUCCESS of a statement, or rows (SUCCESS_WITH_CONTENT)."""
     SUCCESS = 0
     SUCCESS_WITH_CONTENT = 1
 
@@ -28,7 +29,7 @@ class TableResult:
     ``collect()`` its rows or ``print()`` them."""
 
     def __init__(self, columns: Columns, rows: List[Row], streaming: bool = False,
-                 result_kind: int = ResultKind.SUCCESS_WITH_CONTENT,
+                 result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT,
                  printed: Optional[str] = None):
         self._columns = columns
         self._rows = rows
@@ -39,7 +40,7 @@ class TableResult:
     def get_table_schema(self) -> TableSchema:
         return TableSchema(self._columns)
 
-    def get_result_kind(self) -> int:
+    def get_result_kind(self) -> ResultKind:
         return self._result_kind
 
     def get_job_client(self):

@@ -3,7 +3,7 @@ wraps a function (or a ScalarFunction's ``eval``) that tables call per row, in S
 Python workers, by ``call('name', ...)`` once registered with
 ``t_env.create_temporary_function`` (also in SQL), or directly: ``add_one(col('a'))``."""
 import functools
-from typing import Callable, List
+from typing import Callable
 
 from .expressions import Expression, call
 from .types import DataType, checked_data_type
@@ -40,12 +40,11 @@ class UserDefinedFunctionWrapper:
     with expressions makes an expression: ``add_one(col('a'))``."""
 
     def __init__(self, func, result_type: DataType, name: str = None,
-                 input_types: List[DataType] = None, deterministic: bool = True):
+                 deterministic: bool = True):
         self._func = func
         self._result_type = checked_data_type('udf()', 'result_type', result_type)
         self._name = name or getattr(func, '__name__', type(func).__name__)
-        self._input_types = input_types
-        self._deterministic = deterministic
+        self._deterministic = deterministic  # False: Spark calls it for every row
 
     def __call__(self, *args) -> Expression:
         return call(self, *args)
@@ -69,13 +68,13 @@ def udf(f=None, input_types=None, result_type: DataType = None, deterministic: b
         name: str = None, func_type: str = 'general', udf_type: str = None):
     """A scalar user-defined function of ``f`` (a function, lambda or ScalarFunction),
     also as a decorator: ``@udf(result_type=DataTypes.BIGINT())``. Only 'general'
-    (row-at-a-time) functions are available here."""
+    (row-at-a-time) functions are available here; ``input_types`` are not needed (values
+    arrive as their columns' Python values)."""
     if (udf_type or func_type) != 'general':
         raise NotImplementedError(f"udf(func_type={udf_type or func_type!r}): only 'general' "
                                   "(row-at-a-time) Python functions are available here")
     if result_type is None:
         raise ValueError("udf(): result_type must be given (e.g. DataTypes.BIGINT())")
     wrap = functools.partial(UserDefinedFunctionWrapper, result_type=result_type, name=name,
-                             input_types=input_types,
                              deterministic=True if deterministic is None else deterministic)
     return wrap if f is None else wrap(f)

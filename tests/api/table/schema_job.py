@@ -3,12 +3,16 @@
 import sys
 
 if sys.argv[1] == "pyflink":
+    from pyflink.common import WatermarkStrategy
     from pyflink.common.typeinfo import Types
+    from pyflink.common.watermark_strategy import TimestampAssigner
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.table import DataTypes, Schema, StreamTableEnvironment
     from pyflink.table.expressions import col, to_timestamp_ltz
 else:
+    from api.common import WatermarkStrategy
     from api.common.typeinfo import Types
+    from api.common.watermark_strategy import TimestampAssigner
     from api.datastream import StreamExecutionEnvironment
     from api.table import DataTypes, Schema, StreamTableEnvironment
     from api.table.expressions import col, to_timestamp_ltz
@@ -52,3 +56,25 @@ try:
 except Exception as e:
     message = str(e)
     print(message[message.index('Invalid column'):].splitlines()[0])
+
+
+class FromField(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[2]
+
+
+stamped = ds.assign_timestamps_and_watermarks(
+    WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(FromField()))
+rowtime = Schema.new_builder().column_by_metadata('rowtime', 'TIMESTAMP_LTZ(3)') \
+    .watermark('rowtime', 'SOURCE_WATERMARK()').build()
+print(rowtime)
+table = t_env.from_data_stream(stamped, rowtime)
+table.print_schema()
+table.execute().print()
+print(Schema.new_builder().column('a', 'INT NOT NULL')
+      .column_by_metadata('t', 'TIMESTAMP_LTZ(3)', 'rowtime', True).build())
+try:
+    t_env.from_data_stream(ds, rowtime).execute().print()
+except Exception as e:
+    message = str(e)
+    print(message[message.index('Could not find'):].splitlines()[0])

@@ -1,6 +1,6 @@
 """Schema: its declarations printed as PyFlink prints them, and ``from_data_stream(ds,
-schema)`` against PyFlink 2.3.0 (``schema_job.py``: computed columns, watermarks, the
-resolved schema, views)."""
+schema)`` against PyFlink 2.3.0 (``schema_job.py``: computed and rowtime metadata columns,
+watermarks, the resolved schema, views)."""
 import os
 
 import pytest
@@ -82,6 +82,29 @@ TO_TIMESTAMP_LTZ(ms, 3)
   CONSTRAINT `PK_a` PRIMARY KEY (`a`) NOT ENFORCED
 )
 Invalid column name 'ts' for rowtime attribute in watermark declaration. Available columns are: [id, word, ms]
+(
+  `rowtime` [TIMESTAMP_LTZ(3)] METADATA,
+  WATERMARK FOR `rowtime` AS [SOURCE_WATERMARK()]
+)
+(
+  `id` INT,
+  `word` STRING,
+  `ms` BIGINT,
+  `rowtime` TIMESTAMP_LTZ(3) *ROWTIME* METADATA,
+  WATERMARK FOR `rowtime`: TIMESTAMP_LTZ(3) AS SOURCE_WATERMARK()
+)
++----+-------------+--------------------------------+----------------------+-------------------------+
+| op |          id |                           word |                   ms |                 rowtime |
++----+-------------+--------------------------------+----------------------+-------------------------+
+| +I |           1 |                             Hi |                 1000 | 1970-01-01 00:00:01.000 |
+| +I |           2 |                          Hello |                 2500 | 1970-01-01 00:00:02.500 |
++----+-------------+--------------------------------+----------------------+-------------------------+
+2 rows in set
+(
+  `a` [INT NOT NULL],
+  `t` [TIMESTAMP_LTZ(3)] METADATA FROM 'rowtime' VIRTUAL
+)
+Could not find timestamp in DataStream API record. Make sure that timestamps have been assigned before and the event-time characteristic is enabled.
 """
 
 
@@ -107,9 +130,9 @@ def test_what_a_stream_cannot_give_a_schema_fails_naming_it(spark):
     t_env = StreamTableEnvironment.create(env)
     ds = env.from_collection([(1, 'a')], type_info=Types.ROW_NAMED(
         ['id', 'word'], [Types.INT(), Types.STRING()]))
-    with pytest.raises(NotImplementedError, match="metadata column 'rowtime'"):
+    with pytest.raises(ValueError, match="Invalid metadata key 'offset'.*'rowtime'"):
         t_env.from_data_stream(ds, Schema.new_builder().column_by_metadata(
-            'rowtime', DataTypes.TIMESTAMP_LTZ(3)).build())
+            'off', DataTypes.BIGINT(), 'offset').build())
     with pytest.raises(ValueError, match="must be of type TIMESTAMP"):
         t_env.from_data_stream(ds, Schema.new_builder().watermark('id', 'id').build())
     with pytest.raises(ValueError, match=r"no column\(s\) \['nope'\]"):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from api.table import DataTypes, EnvironmentSettings, TableEnvironment
+from api.table import DataTypes, EnvironmentSettings, ResultKind, TableEnvironment
 from api.table.ddl import parse_create_table, parse_data_type
 from tests.api.table.oracle import run_job
 
@@ -132,7 +132,7 @@ def test_sql_tables_fail_as_flink_fails_or_naming_what_is_missing(spark):
         t_env.execute_sql("INSERT INTO s SELECT a FROM s")
     with pytest.raises(ValueError, match="a table of that name exists"):
         t_env.execute_sql("CREATE TABLE p (a INT) WITH ('connector' = 'blackhole')")
-    assert str(t_env.execute_sql("DROP TABLE p").get_result_kind()) == '0'
+    assert t_env.execute_sql("DROP TABLE p").get_result_kind() == ResultKind.SUCCESS
     with pytest.raises(ValueError, match="does not exist"):
         t_env.execute_sql("DROP TABLE p")
     with t_env.execute_sql("SELECT COUNT(*) FROM s").collect() as rows:

@@ -5,8 +5,9 @@ import os
 import pytest
 
 from api.common.typeinfo import Types
-from api.table import EnvironmentSettings, StreamTableEnvironment
-from api.table.expressions import col
+from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
+from api.table.expressions import call, col
+from api.table.udf import ScalarFunction, udf
 from tests.api.table.oracle import run_job
 from tests.conftest import make_env
 
@@ -281,3 +282,30 @@ def test_columns_are_expressions_and_names_are_checked(spark):
     # strings are SQL expressions (PyFlink 2.3 takes only Expressions)
     with table.select("id * 10 AS ten").execute().collect() as rows:
         assert [r[0] for r in rows] == [10, 20, 30]
+
+
+class Scaled(ScalarFunction):
+    """A ScalarFunction with state set up in open()."""
+
+    def open(self, function_context):
+        self.factor = 3
+
+    def eval(self, value):
+        return value * self.factor
+
+
+def test_python_functions_of_every_form(spark):
+    t_env, table = _table(streaming=False)
+    scaled = udf(Scaled(), result_type=DataTypes.INT())
+    t_env.create_temporary_system_function("scaled", scaled)
+    shout = udf(lambda s: s.upper() + '!', result_type=DataTypes.STRING(), deterministic=False)
+    result = table.select(call('scaled', col('id')).alias('s'), shout(col('word')).alias('w'))
+    assert [str(t) for t in result.get_schema().get_field_data_types()] == ['INT', 'STRING']
+    with result.execute().collect() as rows:
+        assert [tuple(r) for r in rows] == [(3, 'A!'), (6, 'B!'), (9, 'A!')]
+    assert t_env.drop_temporary_function("scaled") and \
+        not t_env.drop_temporary_function("scaled")
+    with pytest.raises(NotImplementedError, match="only 'general'"):
+        udf(lambda x: x, result_type=DataTypes.INT(), func_type='pandas')
+    with pytest.raises(TypeError, match="made by udf"):
+        t_env.create_temporary_function("f", lambda x: x)
