@@ -2,8 +2,9 @@
 become tables (Spark DataFrames) that SQL queries (Spark SQL) read, and tables become
 DataStreams again."""
 import datetime
+import decimal
 import re
-from typing import List
+from typing import Iterable, List
 
 from api.common.types import Row
 from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
@@ -23,7 +24,7 @@ from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
 from .table import Table
 from .statement_set import StatementSet
 from .table_result import ResultKind, TableResult
-from .types import DataTypes, data_type_of, type_info_of
+from .types import DataType, DataTypes, data_type_of, type_info_of
 from .udf import UserDefinedFunctionWrapper
 
 __all__ = ['EnvironmentSettings', 'StreamTableEnvironment', 'TableEnvironment']
@@ -179,6 +180,28 @@ class TableEnvironment:
         if table is None:
             raise ValueError(f"Table '{path}' was not found.")
         return table
+
+    def from_elements(self, elements: Iterable, schema=None,
+                      verify_schema: bool = True) -> Table:
+        """A table of Python values: tuples, lists or Rows, one per row. ``schema`` is a
+        ``DataTypes.ROW([...])``, or column names (``['id', 'data']``) with types taken from
+        the values as PyFlink takes them (int: BIGINT, float: DOUBLE, str: STRING, ...);
+        without it, a Row's field names or ``_1``, ``_2``, ..."""
+        rows = [tuple(e) for e in elements]
+        if isinstance(schema, DataType) and schema._root == 'ROW':
+            columns = list(schema._args)
+        elif schema is None or isinstance(schema, (list, tuple)):
+            first = next(iter(elements), None)
+            names = list(schema or getattr(first, '_fields', None) or
+                         ['_%d' % (i + 1) for i in range(len(rows[0]) if rows else 0)])
+            columns = [(name, _inferred_type([r[i] for r in rows], name))
+                       for i, name in enumerate(names)]
+        else:
+            raise ValueError(f"from_elements(): the schema must be a DataTypes.ROW([...]) or "
+                             f"column names, got {schema!r}")
+        if any(len(r) != len(columns) for r in rows):
+            raise ValueError(f"from_elements(): every element must have {len(columns)} fields")
+        return Table(self, columns, lambda: to_data_frame(self._spark(), columns, rows))
 
     def _register_unnamed(self, table: Table) -> str:
         name = f"UnnamedTable_{self._unnamed}"
@@ -422,6 +445,30 @@ class StreamTableEnvironment(TableEnvironment):
         _check_fields_match(table._columns, type_info, "to_retract_stream")
         return self._env.from_collection([(True, r) for r in _records(table, type_info)],
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
+
+
+def _inferred_type(values: list, name: str) -> DataType:
+    """The column type PyFlink gives Python values (of the first that is not None)."""
+    value = next((v for v in values if v is not None), None)
+    if value is None:
+        raise ValueError(f"from_elements(): the column '{name}' has only None values; give "
+                         "its type in a schema, DataTypes.ROW([...])")
+    for python_type, data_type in _INFERRED:
+        if isinstance(value, python_type):
+            return data_type
+    if isinstance(value, list):
+        return DataTypes.ARRAY(_inferred_type(value, name))
+    if isinstance(value, dict):
+        return DataTypes.MAP(_inferred_type(list(value), name).not_null(),
+                             _inferred_type(list(value.values()), name))
+    raise TypeError(f"from_elements(): not supported type: {type(value)}")
+
+
+# Python types -> column types, as PyFlink infers them (bool before int: a bool is an int)
+_INFERRED = [(bool, DataTypes.BOOLEAN()), (int, DataTypes.BIGINT()),
+             (float, DataTypes.DOUBLE()), (str, DataTypes.STRING()),
+             (decimal.Decimal, DataTypes.DECIMAL(38, 18)),
+             (datetime.datetime, DataTypes.TIMESTAMP_LTZ(6)), (datetime.date, DataTypes.DATE())]
 
 
 class _Timestamped(ProcessFunction):

@@ -5,12 +5,14 @@ import decimal
 import sys
 
 if sys.argv[1] == "pyflink":
+    from pyflink.common import Row
     from pyflink.common.typeinfo import Types
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
     from pyflink.table.expressions import call, call_sql, col, concat, if_then_else, lit
     from pyflink.table.udf import udf
 else:
+    from api.common import Row
     from api.common.typeinfo import Types
     from api.datastream import StreamExecutionEnvironment
     from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
@@ -104,3 +106,17 @@ t_env.create_temporary_function("add_one", add_one)
 t.select(call('add_one', col('v')).alias('p'), add_one(col('id'))).execute().print()
 t_env.create_temporary_view('words', t)
 t_env.sql_query("SELECT add_one(v) AS q FROM words WHERE id > 2").execute().print()
+print("== from_elements")
+t = t_env.from_elements([(1, 'Hi'), (2, 'Hello')], ['id', 'data'])
+t.print_schema()
+t.execute().print()
+t_env.from_elements([(1, 'Hi', 1.5, True, decimal.Decimal('1.25'), datetime.date(2024, 1, 1),
+                      datetime.datetime(2024, 1, 1, 1, 2, 3), [1, 2], {'a': 1})]).print_schema()
+t_env.from_elements([(1, 'Hi')], DataTypes.ROW([DataTypes.FIELD('a', DataTypes.INT()),
+                                                DataTypes.FIELD('b', DataTypes.STRING())])
+                    ).print_schema()
+t_env.from_elements([Row(a=1, b='x'), Row(a=2, b=None)]).print_schema()
+t_env.from_elements([(1, None), (None, 'b')], ['x', 'y']).execute().print()
+words = t_env.from_elements([('flink',), ('spark',), ('flink',)], ['word'])
+words.group_by(col('word')).select(col('word'), lit(1).count.alias('count')) \
+    .order_by(col('word')).execute().print()

@@ -1,5 +1,6 @@
-"""The Table API (expressions, relational methods, functions, TableResult.print) against
-PyFlink 2.3.0: ``table_api_job.py`` prints what PyFlink printed; and what is refused."""
+"""The Table API (expressions, relational methods, functions, from_elements,
+TableResult.print) against PyFlink 2.3.0: ``table_api_job.py`` prints what PyFlink printed;
+and what is refused."""
 import os
 
 import pytest
@@ -230,6 +231,51 @@ Empty set
 |                   31 |
 |                    6 |
 +----------------------+
+2 rows in set
+== from_elements
+(
+  `id` BIGINT,
+  `data` STRING
+)
++----------------------+--------------------------------+
+|                   id |                           data |
++----------------------+--------------------------------+
+|                    1 |                             Hi |
+|                    2 |                          Hello |
++----------------------+--------------------------------+
+2 rows in set
+(
+  `_1` BIGINT,
+  `_2` STRING,
+  `_3` DOUBLE,
+  `_4` BOOLEAN,
+  `_5` DECIMAL(38, 18),
+  `_6` DATE,
+  `_7` TIMESTAMP_LTZ(6),
+  `_8` ARRAY<BIGINT>,
+  `_9` MAP<STRING NOT NULL, BIGINT>
+)
+(
+  `a` INT,
+  `b` STRING
+)
+(
+  `a` BIGINT,
+  `b` STRING
+)
++----------------------+--------------------------------+
+|                    x |                              y |
++----------------------+--------------------------------+
+|                    1 |                         <NULL> |
+|               <NULL> |                              b |
++----------------------+--------------------------------+
+2 rows in set
++--------------------------------+----------------------+
+|                           word |                count |
++--------------------------------+----------------------+
+|                          flink |                    2 |
+|                          spark |                    1 |
++--------------------------------+----------------------+
 2 rows in set
 """
 
