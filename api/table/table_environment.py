@@ -7,22 +7,19 @@ import re
 from typing import Iterable, List
 
 from api.common.types import Row
-from api.common.typeinfo import (ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Types,
-                                 TypeInformation)
+from api.common.typeinfo import RowTypeInfo, TupleTypeInfo, Types, TypeInformation
 from api.datastream.data_stream import DataStream
 from api.datastream.execution_mode import RuntimeExecutionMode
-from api.datastream.functions import ProcessFunction
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
-from engine.graph import reachable
 from .connectors import datagen_stream, sink_writer
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
-from .expressions import col, to_sql
-from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
-from .table import Table
+from .expressions import col
 from .statement_set import StatementSet
+from .stream_tables import table_of_stream
+from .table import Table
 from .table_result import ResultKind, TableResult
 from .types import DataType, DataTypes, data_type_of, type_info_of
 from .udf import UserDefinedFunctionWrapper
@@ -256,45 +253,6 @@ class TableEnvironment:
             self._env = StreamExecutionEnvironment.get_execution_environment()
         return self._env
 
-    def _table_of_stream(self, data_stream: DataStream, *fields_or_schema) -> Table:
-        """The table of a bounded stream (``StreamTableEnvironment.from_data_stream``)."""
-        if not isinstance(data_stream, DataStream):
-            raise TypeError(f"from_data_stream() takes a DataStream, got "
-                            f"{type(data_stream).__name__}")
-        _check_bounded(data_stream)
-        stream_type = data_stream.get_type()
-        if isinstance(stream_type, ExternalTypeInfo):
-            stream_type = stream_type._type_info
-        try:
-            columns = _columns_of_type(stream_type)
-        except ValueError as e:
-            raise ValueError(f"from_data_stream(): {e}") from None
-        if len(fields_or_schema) == 0 or isinstance(fields_or_schema[0], Schema):
-            picks = list(range(len(columns)))
-        elif len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], str):
-            picks, columns = _select_fields(fields_or_schema[0], columns)
-        else:
-            raise ValueError("Invalid arguments for 'fields': %r (give one string of field "
-                             "names, e.g. 'a, b, c')" % (fields_or_schema,))
-        atomic = not isinstance(stream_type, (RowTypeInfo, TupleTypeInfo))
-        rowtimes = _rowtime_columns(fields_or_schema)
-        if rowtimes:  # the records' timestamps, read by a ProcessFunction of the table's job
-            stamped = []
-            data_stream._env._apart(lambda: stamped.append(data_stream.process(_Timestamped())))
-            data_stream = stamped[0]
-            columns = columns + [(c.name, c.data_type) for c in rowtimes]
-
-        def make_data_frame():
-            with data_stream._collect("from_data_stream", alone=True) as records:
-                rows = [_table_row(r, atomic, picks, len(rowtimes)) for r in records]
-            return to_data_frame(self._spark(), columns, rows)
-        table = Table(self, columns, make_data_frame)
-        if fields_or_schema and isinstance(fields_or_schema[0], Schema):
-            if len(fields_or_schema) > 1:
-                raise ValueError("from_data_stream(): give one Schema")
-            table = _with_schema(table, fields_or_schema[0])
-        return table
-
     def _create_table(self, stmt: str) -> TableResult:
         definition = parse_create_table(stmt)
         name = definition.name
@@ -305,8 +263,8 @@ class TableEnvironment:
                              "that name exists")
         connector = definition.options.get('connector')
         if connector == 'datagen':
-            self._views[name] = self._table_of_stream(
-                datagen_stream(self._stream_env(), definition), definition.schema)
+            self._views[name] = table_of_stream(
+                self, datagen_stream(self._stream_env(), definition), (definition.schema,))
         elif connector in ('print', 'blackhole'):
             sink_writer(definition)  # its options are checked now, as Flink does
             self._sinks[name] = definition
@@ -421,7 +379,7 @@ class StreamTableEnvironment(TableEnvironment):
         the table's rows; only the stream runs in it: the environment's sinks and other
         operators run in its next job.
         """
-        return self._table_of_stream(data_stream, *fields_or_schema)
+        return table_of_stream(self, data_stream, fields_or_schema)
 
     def to_data_stream(self, table: Table) -> DataStream:
         """A DataStream of the table's rows: Rows named by column
@@ -471,102 +429,6 @@ _INFERRED = [(bool, DataTypes.BOOLEAN()), (int, DataTypes.BIGINT()),
              (datetime.datetime, DataTypes.TIMESTAMP_LTZ(6)), (datetime.date, DataTypes.DATE())]
 
 
-class _Timestamped(ProcessFunction):
-    """(the record's timestamp, the record), for a Schema's 'rowtime' metadata column."""
-
-    def process_element(self, value, ctx):
-        yield ctx.timestamp(), value
-
-
-def _rowtime_columns(fields_or_schema: tuple) -> List[MetadataColumn]:
-    """The metadata columns of a Schema among ``fields_or_schema``: of a DataStream, only
-    its records' timestamps ('rowtime') are."""
-    if not fields_or_schema or not isinstance(fields_or_schema[0], Schema):
-        return []
-    columns = [c for c in fields_or_schema[0]._columns if isinstance(c, MetadataColumn)]
-    for column in columns:
-        key = column.metadata_key or column.name
-        if key != 'rowtime':
-            raise ValueError(f"Invalid metadata key '{key}' in column '{column.name}'. The "
-                             "metadata of a DataStream is 'rowtime' (its records' "
-                             "timestamps, TIMESTAMP_LTZ(3))")
-        if column.data_type._root not in ('TIMESTAMP', 'TIMESTAMP_LTZ'):
-            raise ValueError(f"the metadata column '{column.name}' of 'rowtime' must be a "
-                             f"TIMESTAMP_LTZ(3), not {column.data_type}")
-    return columns
-
-
-_NO_TIMESTAMP = -(1 << 63)  # what ctx.timestamp() gives for a record without one
-
-
-def _table_row(record, atomic: bool, picks: List[int], rowtimes: int) -> tuple:
-    """A table row of a collected record (of a (timestamp, record) pair when the table has
-    ``rowtimes`` rowtime columns)."""
-    timestamp, record = record if rowtimes else (None, record)
-    values = (record,) if atomic else tuple(record)
-    if rowtimes and timestamp == _NO_TIMESTAMP:
-        raise ValueError("Could not find timestamp in DataStream API record. Make sure that "
-                         "timestamps have been assigned before and the event-time "
-                         "characteristic is enabled.")
-    instant = () if not rowtimes else (datetime.datetime.fromtimestamp(timestamp // 1000)
-                                       .replace(microsecond=timestamp % 1000 * 1000),)
-    return tuple(values[i] for i in picks) + instant * rowtimes
-
-
-def _with_schema(table: Table, schema: Schema) -> Table:
-    """The table of a stream's columns as ``schema`` declares them."""
-    declared = [c for c in schema._columns if isinstance(c, PhysicalColumn)]
-    metadata = [c for c in schema._columns if isinstance(c, MetadataColumn)]
-    # Flink shows computed columns and the watermark in the schema of a table of all the
-    # stream's fields; one of some of them is a projection that shows neither
-    physical = [n for n, _ in table._columns][:len(table._columns) - len(metadata)]
-    projected = declared and [c.name for c in declared] != physical
-    if declared:
-        table._check_names([c.name for c in declared], 'from_data_stream')
-        table = table.select(*[col(c.name).cast(c.data_type).alias(c.name) for c in declared],
-                             *[col(c.name) for c in metadata])
-        table._columns = [(c.name, c.data_type) for c in declared + metadata]  # as declared
-    notes = {c.name: c.metadata_note() for c in metadata}
-    for column in schema._columns:
-        if isinstance(column, ComputedColumn):
-            expression = column.expression
-            table = table.add_columns(expression.alias(column.name))
-            notes[column.name] = ' AS ' + (expression._args[0] if expression._name == 'sql'
-                                           else str(expression))
-    lines = []
-    for spec in schema._watermark_specs:
-        names = [n for n, _ in table._columns]
-        if spec.column_name not in names:
-            raise ValueError(f"Invalid column name '{spec.column_name}' for rowtime attribute "
-                             f"in watermark declaration. Available columns are: "
-                             f"[{', '.join(names)}]")
-        rowtime_type = dict(table._columns)[spec.column_name]
-        if rowtime_type._root not in ('TIMESTAMP', 'TIMESTAMP_LTZ'):
-            raise ValueError(f"Invalid data type of time field for watermark definition. The "
-                             f"field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), but "
-                             f"{spec.column_name!r} is {rowtime_type}")
-        if str(spec.expression).upper() != '[SOURCE_WATERMARK()]':  # the stream's own
-            table._type_of(to_sql(spec.expression, table._type_of,
-                                  table._t_env._function_name))
-        table._rowtime = spec.column_name
-        expression = spec.expression
-        lines.append('WATERMARK FOR `%s`: %s AS %s' % (
-            spec.column_name, rowtime_type,
-            expression._args[0] if expression._name == 'sql' else expression))
-    if schema._primary_key is not None:
-        name, key = schema._primary_key
-        table._check_names(key, 'primary_key')
-        lines.append('CONSTRAINT `%s` PRIMARY KEY (%s) NOT ENFORCED'
-                     % (name, ', '.join('`%s`' % k for k in key)))
-    if projected:
-        notes, lines = {}, []
-    result = Table(table._t_env, table._columns, table._data_frame, schema_notes=notes,
-                   schema_lines=lines)
-    result._watermark_specs = list(schema._watermark_specs)
-    result._rowtime = table._rowtime
-    return result
-
-
 def _row_type_info(columns: Columns) -> TypeInformation:
     """The type of a DataStream of a table's rows: Rows named by column."""
     return Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
@@ -583,52 +445,6 @@ def _register(session, name: str, function: UserDefinedFunctionWrapper) -> None:
 def _job_session(env: StreamExecutionEnvironment):
     """The Spark session the environment's jobs run on."""
     return spark_session(job_settings(env, []))
-
-
-def _check_bounded(data_stream: DataStream) -> None:
-    unbounded = [t.name for t in reachable([data_stream._transformation])
-                 if t.kind == "source" and not t.source.bounded]
-    if unbounded:
-        raise ValueError(
-            f"from_data_stream(): the stream reads the unbounded source(s) {unbounded}; a "
-            "table here is a Spark DataFrame of a stream's complete (bounded) input. Bound "
-            "the source (e.g. KafkaSource ... set_bounded(...), a DataGeneratorSource with a "
-            "count, a FileSource without monitor_continuously), or process the unbounded "
-            "stream with DataStream operators (key_by, windows, process functions).")
-
-
-def _columns_of_type(stream_type: TypeInformation) -> Columns:
-    data_type = data_type_of(stream_type)
-    if isinstance(stream_type, (RowTypeInfo, TupleTypeInfo)):
-        return list(data_type._args)  # a composite type is flattened into columns
-    return [('f0', data_type)]
-
-
-def _select_fields(fields: str, columns: Columns):
-    """(indices of the input columns, the table's columns) for a field string: names of
-    the input's fields (with optional ``as`` aliases) select and reorder them; other names
-    rename all fields by position. Named this way, columns take Flink's legacy types
-    (nullable)."""
-    items = [f.strip() for f in fields.split(',')]
-    parsed = []
-    for item in items:
-        parts = item.split()
-        if '.' in item or not (len(parts) == 1 or len(parts) == 3 and parts[1].lower() == 'as'):
-            raise ValueError(f"from_data_stream(): cannot read the field {item!r} of "
-                             f"{fields!r}: give names, or 'name as alias'. Time attributes "
-                             "(.rowtime, .proctime) are not available: keep the time in a "
-                             "TIMESTAMP column and use it in the SQL query.")
-        parsed.append((parts[0], parts[-1]))
-    names = [n for n, _ in columns]
-    if all(source in names for source, _ in parsed):
-        picks = [names.index(source) for source, _ in parsed]
-    elif all(source == alias for source, alias in parsed) and len(parsed) == len(columns):
-        picks = list(range(len(columns)))
-    else:
-        raise ValueError(f"from_data_stream(): the field names {fields!r} neither name "
-                         f"fields of the stream ({', '.join(names)}) nor rename all "
-                         f"{len(columns)} fields by position")
-    return picks, [(alias, columns[i][1].nullable()) for i, (_, alias) in zip(picks, parsed)]
 
 
 def _check_own(t_env: TableEnvironment, table: Table, method: str) -> None:
