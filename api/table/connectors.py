@@ -16,7 +16,7 @@ from api.datastream.functions import SinkFunction
 from .ddl import TableDefinition
 from .types import DataType, type_info_of
 
-__all__ = ['datagen_stream', 'sink_writer']
+__all__ = ['datagen_fields', 'datagen_stream', 'sink_writer']
 
 _INTEGER_RANGES = {'TINYINT': 8, 'SMALLINT': 16, 'INT': 32, 'BIGINT': 64}
 _FLOAT_RANGES = {'FLOAT': (1.4e-45, 3.4028235e38), 'DOUBLE': (4.9e-324, 1.7976931348623157e308)}
@@ -24,18 +24,14 @@ _FIELD_OPTIONS = ('kind', 'min', 'max', 'length', 'start', 'end', 'null-rate')
 _TIME_ROOTS = ('DATE', 'TIMESTAMP', 'TIMESTAMP_LTZ')
 
 
-def datagen_stream(env, definition: TableDefinition) -> DataStream:
+def datagen_stream(env, definition: TableDefinition,
+                   parallelism: Optional[int]) -> DataStream:
     """The bounded stream of a datagen table: ``number-of-rows`` rows (or a sequence
     field's ``start``..``end``), random values by default: integers over the type's range,
     strings of ``length`` (100) hex digits, booleans, the current time."""
     options = definition.options
     columns = definition.physical_columns()
-    names = [n for n, _ in columns]
-    _check_options('datagen', options, ['connector', 'number-of-rows', 'rows-per-second'] +
-                   ['fields.%s.%s' % (n, o) for n in names for o in _FIELD_OPTIONS])
-    fields = [_FieldGenerator(n, t, {o: options[k] for o in _FIELD_OPTIONS
-                                     if (k := 'fields.%s.%s' % (n, o)) in options})
-              for n, t in columns]
+    fields = datagen_fields(definition)
     counts = [int(options['number-of-rows'])] if 'number-of-rows' in options else []
     counts += [f.sequence_length for f in fields if f.sequence_length is not None]
     if not counts:
@@ -43,14 +39,28 @@ def datagen_stream(env, definition: TableDefinition) -> DataStream:
             f"the datagen table '{definition.name}' is unbounded (no 'number-of-rows' and no "
             "sequence field): tables here hold a bounded stream's rows; set "
             "'number-of-rows'")
-    row_type = Types.ROW_NAMED(names, [type_info_of(t) for _, t in columns])
+    row_type = Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
     source = DataGeneratorSource(_RandomRows(fields, random.getrandbits(64)), count=min(counts),
                                  type_info=row_type)
-    return env.from_source(source, WatermarkStrategy.no_watermarks(), 'datagen')
+    stream = env.from_source(source, WatermarkStrategy.no_watermarks(), 'datagen')
+    return stream if parallelism is None else stream.set_parallelism(parallelism)
 
 
-def sink_writer(definition: TableDefinition) -> Callable[[DataStream], object]:
-    """What writes a stream of the table's rows to a print or blackhole table."""
+def datagen_fields(definition: TableDefinition) -> List['_FieldGenerator']:
+    """The generators of a datagen table's fields, its options checked."""
+    options = definition.options
+    columns = definition.physical_columns()
+    _check_options('datagen', options, ['connector', 'number-of-rows', 'rows-per-second'] +
+                   ['fields.%s.%s' % (n, o) for n, _ in columns for o in _FIELD_OPTIONS])
+    return [_FieldGenerator(n, t, {o: options[k] for o in _FIELD_OPTIONS
+                                   if (k := 'fields.%s.%s' % (n, o)) in options})
+            for n, t in columns]
+
+
+def sink_writer(definition: TableDefinition,
+                parallelism: Optional[int] = None) -> Callable[[DataStream], object]:
+    """What writes a stream of the table's rows to a print or blackhole table (at
+    ``parallelism``, or the sink's 'sink.parallelism', or the environment's)."""
     options, connector = definition.options, definition.options.get('connector')
     if connector == 'blackhole':
         _check_options('blackhole', options, ['connector'])
@@ -66,16 +76,14 @@ def sink_writer(definition: TableDefinition) -> Callable[[DataStream], object]:
                                   "available here: rows are printed to standard output")
     columns = definition.physical_columns()
     row_type = Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
-    parallelism = options.get('sink.parallelism')
+    parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
 
     def write(stream: DataStream):
         lines = stream.map(row_type.to_java_string, Types.STRING())
         if parallelism is not None:
-            lines = lines.set_parallelism(int(parallelism))
+            lines = lines.set_parallelism(parallelism)
         sink = lines.print(options.get('print-identifier'))
-        if parallelism is not None:
-            sink.set_parallelism(int(parallelism))
-        return sink
+        return sink if parallelism is None else sink.set_parallelism(parallelism)
     return write
 
 

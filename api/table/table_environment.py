@@ -13,13 +13,14 @@ from api.datastream.execution_mode import RuntimeExecutionMode
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
-from .connectors import datagen_stream, sink_writer
+from .connectors import datagen_fields, datagen_stream, sink_writer
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
 from .expressions import col
 from .statement_set import StatementSet
 from .stream_tables import table_of_stream
 from .table import Table
+from .table_config import TableConfig
 from .table_result import ResultKind, TableResult
 from .types import DataType, DataTypes, data_type_of, type_info_of
 from .udf import UserDefinedFunctionWrapper
@@ -76,6 +77,7 @@ class TableEnvironment:
         self._settings = environment_settings
         self._views = {}          # name -> Table, in this environment
         self._unnamed = 0
+        self._config = TableConfig()
         self._functions = {}      # name -> UserDefinedFunctionWrapper, registered in Spark
         self._function_names = {}  # id of an unregistered wrapper called directly -> name
 
@@ -97,6 +99,11 @@ class TableEnvironment:
 
     def _is_streaming(self) -> bool:
         return self._settings.is_streaming_mode()
+
+    def get_config(self) -> TableConfig:
+        """The environment's TableConfig (``parallelism.default`` sets the parallelism of
+        SQL connector tables' sources and sinks)."""
+        return self._config
 
     # --- functions -------------------------------------------------------------------------
     def create_temporary_function(self, path: str, function: UserDefinedFunctionWrapper):
@@ -168,11 +175,9 @@ class TableEnvironment:
         name = _simple_name(path)
         if name in self._sinks:
             definition = self._sinks[name]
-
-            def unreadable():
-                raise ValueError(f"Connector '{definition.options['connector']}' can only be "
-                                 "used as a sink. It cannot be used as a source.")
-            return Table(self, definition.physical_columns(), unreadable)
+            return _unreadable(self, definition, (
+                f"Connector '{definition.options['connector']}' can only be used as a sink. "
+                "It cannot be used as a source."))
         table = self._views.get(name)
         if table is None:
             raise ValueError(f"Table '{path}' was not found.")
@@ -262,9 +267,16 @@ class TableEnvironment:
             raise ValueError(f"Could not execute CreateTable in path `{name}`: a table of "
                              "that name exists")
         connector = definition.options.get('connector')
-        if connector == 'datagen':
+        if connector == 'datagen' and not self._is_streaming() and \
+                'number-of-rows' not in definition.options:  # Flink's BATCH mode: unbounded
+            datagen_fields(definition)  # its options are checked now, as Flink does
+            self._views[name] = _unreadable(self, definition, (
+                f"Querying an unbounded table 'default_catalog.default_database.{name}' in "
+                "batch mode is not allowed. The table source is unbounded."))
+        elif connector == 'datagen':
             self._views[name] = table_of_stream(
-                self, datagen_stream(self._stream_env(), definition), (definition.schema,))
+                self, datagen_stream(self._stream_env(), definition,
+                                     self._config._parallelism()), (definition.schema,))
         elif connector in ('print', 'blackhole'):
             sink_writer(definition)  # its options are checked now, as Flink does
             self._sinks[name] = definition
@@ -301,7 +313,7 @@ class TableEnvironment:
             writes.append((name, table.select(*[
                 col(n).cast(t).alias(sink_name)
                 for (n, _), (sink_name, t) in zip(table._columns, columns)]),
-                sink_writer(definition)))
+                sink_writer(definition, self._config._parallelism())))
         env = self._stream_env()
 
         def define():
@@ -427,6 +439,14 @@ _INFERRED = [(bool, DataTypes.BOOLEAN()), (int, DataTypes.BIGINT()),
              (float, DataTypes.DOUBLE()), (str, DataTypes.STRING()),
              (decimal.Decimal, DataTypes.DECIMAL(38, 18)),
              (datetime.datetime, DataTypes.TIMESTAMP_LTZ(6)), (datetime.date, DataTypes.DATE())]
+
+
+def _unreadable(t_env: TableEnvironment, definition, message: str) -> Table:
+    """A table of ``definition``'s columns that fails with ``message`` when queried, as
+    Flink's planner fails."""
+    def fail():
+        raise ValueError(message)
+    return Table(t_env, definition.physical_columns(), fail)
 
 
 def _row_type_info(columns: Columns) -> TypeInformation:

@@ -8,14 +8,14 @@ if sys.argv[1] == "pyflink":
     from pyflink.common import Row  # noqa: F401 (as in the example)
     from pyflink.common.typeinfo import Types
     from pyflink.datastream import StreamExecutionEnvironment
-    from pyflink.table import StreamTableEnvironment
-    from pyflink.table.expressions import col
+    from pyflink.table import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
+    from pyflink.table.expressions import col, lit
 else:
     from api.common import Row  # noqa: F401 (as in the example)
     from api.common.typeinfo import Types
     from api.datastream import StreamExecutionEnvironment
-    from api.table import StreamTableEnvironment
-    from api.table.expressions import col
+    from api.table import EnvironmentSettings, StreamTableEnvironment, TableEnvironment
+    from api.table.expressions import col, lit
 
 # --- Create using Table & SQL connectors ---------------------------------------------------
 env = StreamExecutionEnvironment.get_execution_environment()
@@ -98,3 +98,22 @@ try:
 except Exception as e:
     message = str(e)
     print(message[message.index('Connector'):].splitlines()[0])
+
+# --- a TableEnvironment in BATCH mode, its jobs at parallelism 1 ---------------------------
+b_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+b_env.get_config().set("parallelism.default", "1")
+print(b_env.get_config().get("parallelism.default", None))
+b_env.execute_sql("""CREATE TABLE src (id INT, word STRING) WITH ('connector' = 'datagen',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '5',
+    'fields.word.length' = '2', 'number-of-rows' = '5')""")
+b_env.execute_sql("CREATE TABLE snk (word STRING, n BIGINT) WITH ('connector' = 'print')")
+src = b_env.from_path('src')
+src.group_by(col('id') % 2).select(lit('k'), col('id').count).execute_insert('snk').wait()
+src.select(col('id'), col('word').char_length).order_by(col('id')).execute().print()
+b_env.execute_sql("""CREATE TABLE endless (id INT) WITH ('connector' = 'datagen',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '5')""")
+try:
+    b_env.from_path('endless').execute().print()
+except Exception as e:
+    message = str(e)
+    print(message[message.index('Querying'):].splitlines()[0])

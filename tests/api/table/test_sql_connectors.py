@@ -15,17 +15,17 @@ JOB = os.path.join(os.path.dirname(__file__), "sql_connectors_job.py")
 PYFLINK_2_3_0_OUTPUT = """\
 1> ('int', 100, True)
 2> ('int', 100, True)
-1> ('int', 100, True)
-1> ('int', 100, True)
-1> ('int', 100, True)
-1> ('int', 100, True)
 2> ('int', 100, True)
 2> ('int', 100, True)
 2> ('int', 100, True)
 2> ('int', 100, True)
+1> ('int', 100, True)
+1> ('int', 100, True)
+1> ('int', 100, True)
+1> ('int', 100, True)
+1> +I[3, b]
+1> +I[3, c]
 1> +I[2, a]
-1> +I[2, b]
-1> +I[4, c]
 1> +I[5, b]
 1> +I[7, c]
 OK
@@ -44,6 +44,20 @@ out> +I[30, 7]
 out> +I[40, 7]
 ['<Row(1, 3)>', '<Row(2, 3)>', '<Row(3, 3)>', '<Row(4, 3)>']
 Connector 'print' can only be used as a sink. It cannot be used as a source.
+1
++I[k, 3]
++I[k, 2]
++-------------+-------------+
+|          id |         _c1 |
++-------------+-------------+
+|           1 |           2 |
+|           2 |           2 |
+|           3 |           2 |
+|           4 |           2 |
+|           5 |           2 |
++-------------+-------------+
+5 rows in set
+Querying an unbounded table 'default_catalog.default_database.endless' in batch mode is not allowed. The table source is unbounded.
 """
 
 _ROLLING = re.compile(r'\+I\[(\d+), ([abc])\]')
@@ -119,8 +133,12 @@ def test_sql_tables_fail_as_flink_fails_or_naming_what_is_missing(spark):
                                          r"fields.a.nope"):
         t_env.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', "
                           "'fields.a.nope' = '1')")
+    t_env.execute_sql("CREATE TABLE endless (a INT) WITH ('connector' = 'datagen')")
+    with pytest.raises(ValueError, match="Querying an unbounded table"):
+        t_env.execute_sql("SELECT a FROM endless")
+    streaming = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     with pytest.raises(NotImplementedError, match="unbounded.*'number-of-rows'"):
-        t_env.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen')")
+        streaming.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen')")
     with pytest.raises(NotImplementedError, match="connector 'kafka' is not available"):
         t_env.execute_sql("CREATE TABLE k (a INT) WITH ('connector' = 'kafka')")
     t_env.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', "
