@@ -113,6 +113,7 @@ class Expression:
         return _op('in', self, first_element_or_table, *remaining_elements)
 
     def concat(self, *others) -> 'Expression':
+        """The strings joined; NULL if any is NULL."""
         return _op('concat', self, *others)
 
     def substring(self, begin_index, length=None) -> 'Expression':
@@ -129,24 +130,31 @@ class Expression:
         return _op('trim', self)
 
     def replace(self, search, replacement) -> 'Expression':
+        """The string with each ``search`` replaced by ``replacement``."""
         return _op('replace', self, search, replacement)
 
     def repeat(self, n) -> 'Expression':
+        """The string repeated ``n`` times."""
         return _op('repeat', self, n)
 
     def round(self, places) -> 'Expression':
+        """The number rounded to ``places`` decimal places."""
         return _op('round', self, places)
 
     def starts_with(self, start_expr) -> 'Expression':
+        """True if the string starts with ``start_expr``."""
         return _op('startsWith', self, start_expr)
 
     def ends_with(self, end_expr) -> 'Expression':
+        """True if the string ends with ``end_expr``."""
         return _op('endsWith', self, end_expr)
 
     def ltrim(self) -> 'Expression':
+        """The string without leading spaces."""
         return _op('ltrim', self)
 
     def rtrim(self) -> 'Expression':
+        """The string without trailing spaces."""
         return _op('rtrim', self)
 
     def __str__(self):
@@ -325,6 +333,7 @@ def column_name(expression: Expression) -> Optional[str]:
 
 
 def unaliased(expression: Expression) -> Expression:
+    """The expression an ``.alias(...)`` names (or the expression itself)."""
     return expression._args[0] if expression._name == 'as' else expression
 
 
@@ -344,10 +353,12 @@ def declared_type(expression: Expression) -> Optional[DataType]:
 
 
 def is_aggregate(expression: Expression) -> bool:
+    """Whether the expression is an aggregate (``.sum``, ``.count``, ...)."""
     return unaliased(expression)._name in AGGREGATES
 
 
 def quote(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
     return '`%s`' % name.replace('`', '``')
 
 

@@ -38,9 +38,11 @@ class TableResult:
         self._printed = printed  # what print() shows of a statement's result
 
     def get_table_schema(self) -> TableSchema:
+        """The names and types of the result's columns."""
         return TableSchema(self._columns)
 
     def get_result_kind(self) -> ResultKind:
+        """SUCCESS for a statement, SUCCESS_WITH_CONTENT for rows."""
         return self._result_kind
 
     def get_job_client(self):

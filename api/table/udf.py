@@ -15,24 +15,27 @@ class FunctionContext:
     """What ``open`` of a user-defined function receives."""
 
     def get_metric_group(self):
+        """Not available: functions of tables have no metrics here."""
         raise NotImplementedError("metrics of Table API functions are not available here")
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
+        """``default_value``: tables' jobs have no job parameters here."""
         return default_value
 
 
 class ScalarFunction:
     """A user-defined scalar function: ``eval(*args)`` maps one row's arguments to a
-    value; ``open``/``close`` run around the calls of each Spark task."""
+    value; ``open`` runs before the first call in each Spark task."""
 
     def open(self, function_context: FunctionContext):
-        pass
+        """Called before the first ``eval`` of a Spark task."""
 
     def eval(self, *args):
+        """The function's value for one row's arguments."""
         raise NotImplementedError
 
     def close(self):
-        pass
+        """Not called here: Spark's Python workers end without a hook."""
 
 
 class UserDefinedFunctionWrapper:
