@@ -409,8 +409,9 @@ class StreamTableEnvironment(TableEnvironment):
     def to_retract_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """A DataStream of ``(True, record)`` pairs (add messages), the records as in
         ``to_append_stream``. The table holds final rows (its input is bounded), so there
-        are no retract (False) messages: an aggregation gives one row per group, as in
-        Flink's batch mode."""
+        are no retract (False) messages: in BATCH mode an aggregation gives one row per
+        group; in STREAMING mode a table Flink would update fails (its changelog is not
+        available here)."""
         _check_own(self, table, "to_retract_stream")
         _check_fields_match(table._columns, type_info, "to_retract_stream")
         return self._env.from_collection([(True, r) for r in _records(table, type_info)],
@@ -472,6 +473,7 @@ def _check_own(t_env: TableEnvironment, table: Table, method: str) -> None:
         raise TypeError(f"{method}() takes a Table, got {type(table).__name__}")
     if table._t_env is not t_env:
         raise ValueError(f"{method}(): the table belongs to another table environment")
+    table._check_executable(method)
 
 
 def _check_fields_match(columns: Columns, type_info: TypeInformation, method: str) -> None:

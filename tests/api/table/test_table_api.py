@@ -304,6 +304,12 @@ def test_updating_results_are_refused_in_streaming_mode(spark):
     t_env.create_temporary_view("words", table)
     with pytest.raises(NotImplementedError, match="changelog"):
         t_env.execute_sql("SELECT word, COUNT(*) FROM words GROUP BY word")
+    counts = t_env.sql_query("SELECT word, COUNT(*) AS n FROM words GROUP BY word")
+    for convert in (t_env.to_data_stream,
+                    lambda t: t_env.to_retract_stream(t, Types.ROW([Types.STRING(),
+                                                                   Types.LONG()]))):
+        with pytest.raises(NotImplementedError, match=r"to_\w+_stream\(\): in STREAMING"):
+            convert(counts)
     with pytest.raises(NotImplementedError, match="Sort on a non-time-attribute field"):
         table.order_by(col('id'))
     # appending queries run: projections, filters, inner joins, union all
