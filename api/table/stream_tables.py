@@ -9,6 +9,7 @@ from api.common.typeinfo import ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Ty
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import ProcessFunction
 from engine.graph import reachable
+from .changelog import StreamRows
 from .data_frames import Columns, to_data_frame
 from .expressions import col, to_sql
 from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
@@ -24,7 +25,6 @@ def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> 
     if not isinstance(data_stream, DataStream):
         raise TypeError(f"from_data_stream() takes a DataStream, got "
                         f"{type(data_stream).__name__}")
-    _check_bounded(data_stream)
     stream_type = data_stream.get_type()
     if isinstance(stream_type, ExternalTypeInfo):
         stream_type = stream_type._type_info
@@ -48,10 +48,13 @@ def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> 
         columns = columns + [(c.name, c.data_type) for c in rowtimes]
 
     def make_data_frame():
+        _check_bounded(data_stream)
         with data_stream._collect("from_data_stream", alone=True) as records:
             rows = [_table_row(r, atomic, picks, len(rowtimes)) for r in records]
         return to_data_frame(t_env._spark(), columns, rows)
     table = Table(t_env, columns, make_data_frame)
+    if not rowtimes:
+        table._stream_rows = StreamRows(data_stream, tuple(picks), atomic)
     if fields_or_schema and isinstance(fields_or_schema[0], Schema):
         if len(fields_or_schema) > 1:
             raise ValueError("from_data_stream(): give one Schema")

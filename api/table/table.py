@@ -4,6 +4,7 @@ SQL over the DataFrames of their inputs."""
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from api.common.types import Row
+from .changelog import group_aggregate
 from .data_frames import Columns, collect_rows, columns_of, to_data_frame
 from .expressions import (Expression, col, column_name, declared_type, is_aggregate,
                           order_sql, quote, to_expression, to_sql, unaliased)
@@ -41,6 +42,8 @@ class Table:
         self._schema_lines = list(schema_lines)  # print_schema: watermark, primary key
         self._watermark_specs = []  # a Schema's watermarks, for streaming queries
         self._rowtime = None  # the column that is the rowtime attribute, if one is
+        self._stream_rows = None  # a table of a DataStream's records: its StreamRows
+        self._changelog = None  # a streaming GROUP BY: its GroupAggregate
         self._frame = None
         self._empty = None
         self._name = None
@@ -230,6 +233,8 @@ class Table:
         """Computes the table; ``collect()`` gives its rows (positional Rows of kind INSERT,
         ``<Row('a', 1)>``), ``print()`` prints them as Flink's tableau."""
         self._check_executable('execute')
+        if self._changelog is not None:
+            return TableResult(self._columns, self._t_env._changelog_rows(self), True)
         return TableResult(self._columns, insert_rows(self._rows()),
                            self._t_env._is_streaming())
 
@@ -241,8 +246,9 @@ class Table:
 
     # --- helpers ---------------------------------------------------------------------------
     def _check_executable(self, method: str) -> None:
-        """Fails for a changelog that updates rows in STREAMING mode: not available here."""
-        if self._t_env._is_streaming() and self._updating:
+        """Fails for a changelog that updates rows in STREAMING mode, other than a GROUP BY
+        aggregate of a DataStream's columns: not available here."""
+        if self._t_env._is_streaming() and self._updating and self._changelog is None:
             raise NotImplementedError(
                 f"{method}(): in STREAMING mode this table is a changelog that updates its "
                 "rows (an aggregation, distinct, outer join or set operation), and changelog "
@@ -299,9 +305,13 @@ class Table:
         """SELECT of (column, new name) items: the columns keep their types (and rowtime)."""
         types = dict(self._columns)
         text = ', '.join('%s AS %s' % (quote(c), quote(n)) for c, n in items)
-        return self._query('SELECT %s FROM {t}' % text, updating=self._updating,
-                           types=[types[c] for c, _ in items],
-                           rowtime=next((n for c, n in items if c == self._rowtime), None))
+        table = self._query('SELECT %s FROM {t}' % text, updating=self._updating,
+                            types=[types[c] for c, _ in items],
+                            rowtime=next((n for c, n in items if c == self._rowtime), None))
+        if self._stream_rows is not None:
+            names = [n for n, _ in self._columns]
+            table._stream_rows = self._stream_rows.projected([names.index(c) for c, _ in items])
+        return table
 
     def _same_columns(self, template: str) -> 'Table':
         """The table of a query of all of this table's columns, as they are."""
@@ -389,10 +399,18 @@ class GroupedTable:
         self._keys = keys
 
     def select(self, *fields: Union[Expression, str]) -> Table:
-        """One row per group: ``.select(col('k'), col('v').sum.alias('total'))``."""
+        """One row per group: ``.select(col('k'), col('v').sum.alias('total'))``. In
+        STREAMING mode, over a table of a DataStream, a changelog: each group's first
+        result as +I, each change of it as -U (old) and +U (new)."""
         table = self._table
         expressions = [to_expression(f) for f in fields]
         keys = ', '.join(table._sql(k) for k in self._keys)
-        return table._query('SELECT %s FROM {t} GROUP BY %s'
-                            % (table._select_items(expressions), keys),
-                            updating=True, types=[table._declared_type(e) for e in expressions])
+        result = table._query('SELECT %s FROM {t} GROUP BY %s'
+                              % (table._select_items(expressions), keys),
+                              updating=True, types=[table._declared_type(e) for e in expressions])
+        if table._t_env._is_streaming() and not table._updating:
+            result._changelog = group_aggregate(table._stream_rows, table._columns,
+                                                self._keys, expressions)
+            if result._changelog is not None:
+                result._columns = result._changelog.typed(result._columns)
+        return result

@@ -13,6 +13,8 @@ from api.datastream.execution_mode import RuntimeExecutionMode
 from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
+from api.util.exceptions import TableException
+from .changelog import RetractMessages, parse_group_by
 from .connectors import datagen_fields, datagen_stream, sink_writer
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
@@ -216,6 +218,9 @@ class TableEnvironment:
         """The table of a SELECT query (Spark SQL) over this environment's views."""
         if _statement_keyword(query) not in _QUERY_KEYWORDS:
             raise ValueError(_not_a_query(query, "sql_query"))
+        aggregate = self._streaming_group_by(query)
+        if aggregate is not None:
+            return aggregate
         session = self._spark()
         for name, table in self._views.items():
             # a view's stream runs only when a query names it
@@ -225,6 +230,16 @@ class TableEnvironment:
         updating = self._is_streaming() and bool(_UPDATING_PLAN.search(
             frame._jdf.queryExecution().analyzed().toString()))
         return Table(self, columns_of(frame), lambda: frame, updating)
+
+    def _streaming_group_by(self, query: str):
+        """In STREAMING mode, the changelog table of ``SELECT ... FROM view GROUP BY ...``
+        over a view of a DataStream, or None."""
+        parsed = parse_group_by(query) if self._is_streaming() else None
+        view = parsed and self._views.get(parsed[0])
+        if view is None or view._stream_rows is None:
+            return None
+        table = view.group_by(*parsed[1]).select(*parsed[2])
+        return table if table._changelog is not None else None
 
     def execute_sql(self, stmt: str) -> TableResult:
         """Runs a statement and returns its result: a query (SELECT, WITH, VALUES: Spark
@@ -399,21 +414,45 @@ class StreamTableEnvironment(TableEnvironment):
         _check_own(self, table, "to_data_stream")
         return self._env.from_collection(table._rows(), _row_type_info(table._columns))
 
+    def to_changelog_stream(self, table: Table) -> DataStream:
+        """A DataStream of the table's changelog: Rows named by column, each of its kind
+        (``get_row_kind()``: +I, and -U/+U for a changed aggregate in STREAMING mode)."""
+        _check_own(self, table, "to_changelog_stream")
+        if table._changelog is not None:
+            return table._changelog.changelog_stream(_row_type_info(table._columns))
+        return self.to_data_stream(table)
+
+    def _changelog_rows(self, table: Table) -> List[Row]:
+        """The changelog of a streaming GROUP BY, computed by a job of its own
+        (``table.execute()``): positional Rows of their kinds."""
+        streams = []
+        self._env._apart(lambda: streams.append(
+            table._changelog.changelog_stream(_row_type_info(table._columns))))
+        with streams[0]._collect("collect", alone=True) as rows:
+            return [Row.of_kind(r.get_row_kind(), *r) for r in rows]
+
     def to_append_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """A DataStream of the table's rows as ``type_info`` (a ROW or TUPLE type: fields
-        mapped by position, types must match; an atomic type for a one-column table)."""
+        mapped by position, types must match; an atomic type for a one-column table).
+        Fails for a table Flink updates (a GROUP BY in STREAMING mode), as Flink does."""
+        if isinstance(table, Table) and table._changelog is not None:
+            raise TableException("toAppendStream doesn't support consuming update changes "
+                                 "which is produced by node " + table._changelog.node())
         _check_own(self, table, "to_append_stream")
         _check_fields_match(table._columns, type_info, "to_append_stream")
         return self._env.from_collection(_records(table, type_info), type_info)
 
     def to_retract_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
-        """A DataStream of ``(True, record)`` pairs (add messages), the records as in
-        ``to_append_stream``. The table holds final rows (its input is bounded), so there
-        are no retract (False) messages: in BATCH mode an aggregation gives one row per
-        group; in STREAMING mode a table Flink would update fails (its changelog is not
-        available here)."""
+        """A DataStream of ``(True, record)`` (add) and ``(False, record)`` (retract)
+        messages, the records as in ``to_append_stream``: in STREAMING mode a GROUP BY
+        retracts a group's old row before adding its new one; in BATCH mode there are only
+        the final rows."""
         _check_own(self, table, "to_retract_stream")
         _check_fields_match(table._columns, type_info, "to_retract_stream")
+        if table._changelog is not None:
+            return self.to_changelog_stream(table).map(
+                RetractMessages(_record_of(type_info)),
+                Types.TUPLE([Types.BOOLEAN(), type_info]))
         return self._env.from_collection([(True, r) for r in _records(table, type_info)],
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
 
@@ -500,9 +539,18 @@ def _check_fields_match(columns: Columns, type_info: TypeInformation, method: st
 
 def _records(table: Table, type_info: TypeInformation) -> list:
     """The table's rows as values of ``type_info``: fields by position."""
+    return [_record_of(type_info)(r) for r in table._rows()]
+
+
+def _record_of(type_info: TypeInformation):
+    """A row as a value of ``type_info``: a tuple of its fields, or its one field."""
     if isinstance(type_info, (RowTypeInfo, TupleTypeInfo)):
-        return [tuple(r) for r in table._rows()]
-    return [r[0] for r in table._rows()]
+        return tuple
+    return _first_field
+
+
+def _first_field(row):
+    return row[0]
 
 
 def _simple_name(path: str) -> str:

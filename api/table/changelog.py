@@ -1,0 +1,283 @@
+"""Streaming GROUP BY aggregates as Flink's changelog: in STREAMING mode a grouped table of
+a DataStream is a DataStream plan (``key_by`` the group keys, then a keyed process function
+holding each group's accumulators in keyed state) emitting, per input record, the group's
+first result as ``+I`` and each later change as ``-U`` (the old row) then ``+U`` (the new);
+a record that leaves the group's result unchanged emits nothing, as Flink's GroupAggregate."""
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from api.common.typeinfo import Types, TypeInformation
+from api.common.types import Row, RowKind
+from api.datastream.functions import KeyedProcessFunction, MapFunction
+from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
+from .data_frames import Columns
+from .expressions import AGGREGATES, Expression, col, lit, unaliased
+from .types import DataType, type_info_of
+
+__all__ = ['StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
+           'parse_group_by']
+
+_INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
+
+
+@dataclass(frozen=True)
+class StreamRows:
+    """Where a table of a DataStream gets its rows: the stream, and which fields of each
+    record are the table's columns (``atomic``: the record is the one field)."""
+    data_stream: object
+    picks: Tuple[int, ...]
+    atomic: bool
+
+    def __call__(self, record) -> tuple:
+        values = (record,) if self.atomic else tuple(record)
+        return tuple(values[i] for i in self.picks)
+
+    def projected(self, indices: Sequence[int]) -> 'StreamRows':
+        """The rows of the columns at ``indices`` of this table."""
+        return StreamRows(self.data_stream, tuple(self.picks[i] for i in indices), self.atomic)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One aggregate call: ``function`` of the column at ``field`` (None: ``COUNT(*)``)."""
+    function: str
+    field: Optional[int]
+    distinct: bool
+    integral: bool  # of integers: AVG truncates, as Flink's
+
+    def describe(self, names: List[str]) -> str:
+        argument = '*' if self.field is None else names[self.field]
+        return '%s(%s%s)' % (self.function.upper(), 'DISTINCT ' if self.distinct else '',
+                             argument)
+
+
+@dataclass(frozen=True)
+class GroupAggregate:
+    """A streaming GROUP BY: the input's rows, its key columns, its aggregates, and the
+    output's items (``('key', i)`` or ``('aggregate', j)``) in order."""
+    rows: StreamRows
+    input_names: Tuple[str, ...]
+    input_types: Tuple[DataType, ...]
+    keys: Tuple[int, ...]
+    aggregates: Tuple[Aggregate, ...]
+    items: Tuple[Tuple[str, int], ...]
+
+    def node(self) -> str:
+        """The plan node, as Flink names it in its messages."""
+        names = list(self.input_names)
+        selected = [names[k] for k in self.keys] + [
+            '%s AS EXPR$%d' % (a.describe(names), i) for i, a in enumerate(self.aggregates)]
+        return 'GroupAggregate(groupBy=[%s], select=[%s])' % (
+            ', '.join(names[k] for k in self.keys), ', '.join(selected))
+
+    def typed(self, columns: Columns) -> Columns:
+        """The result ``columns`` with Flink's nullability: an aggregate of a NOT NULL
+        column is NOT NULL (a group has a row)."""
+        typed = []
+        for (name, data_type), (kind, i) in zip(columns, self.items):
+            field = self.aggregates[i].field if kind == 'aggregate' else None
+            if field is not None and not self.input_types[field]._nullable:
+                data_type = data_type.not_null()
+            typed.append((name, data_type))
+        return typed
+
+    def changelog_stream(self, row_type: TypeInformation):
+        """The DataStream of the changelog: Rows of ``row_type`` with their row kinds."""
+        key_types = [type_info_of(self.input_types[k]) for k in self.keys]
+        rows = self.rows.data_stream.map(self.rows, Types.TUPLE(
+            [type_info_of(t) for t in self.input_types]))
+        keys = self.keys
+        keyed = rows.key_by(_KeyOf(keys), key_types[0] if len(keys) == 1
+                            else Types.TUPLE(key_types))
+        return keyed.process(_GroupAggregateFunction(self), row_type)
+
+
+def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
+                    expressions: List[Expression]) -> Optional[GroupAggregate]:
+    """The streaming plan of ``group_by(keys).select(expressions)`` over a table of
+    ``columns``, or None when it is not columns grouped and aggregated (COUNT, SUM, MIN,
+    MAX, AVG of columns, and COUNT(*))."""
+    names = [n for n, _ in columns]
+    key_fields = [_field(k, names) for k in keys]
+    if rows is None or None in key_fields:
+        return None
+    aggregates, items = [], []
+    for expression in expressions:
+        inner = unaliased(expression)
+        field = _field(inner, names)
+        if field is not None and field in key_fields:
+            items.append(('key', key_fields.index(field)))
+            continue
+        call = inner
+        distinct = 'distinct' in call._args[1:]
+        if call._name not in AGGREGATES:
+            return None
+        argument = _field(call._args[0], names) if call._args else None
+        if argument is None and not (call._name == 'count' and _is_star(call)):
+            return None
+        data_type = columns[argument][1] if argument is not None else None
+        if call._name in ('sum', 'avg') and data_type._root not in _INTEGRAL + ('FLOAT',
+                                                                               'DOUBLE'):
+            return None
+        items.append(('aggregate', len(aggregates)))
+        aggregates.append(Aggregate(call._name, argument, distinct,
+                                    data_type is not None and data_type._root in _INTEGRAL))
+    return GroupAggregate(rows, tuple(names), tuple(t for _, t in columns), tuple(key_fields),
+                          tuple(aggregates), tuple(items))
+
+
+_NAME = r'`?([A-Za-z_]\w*)`?'
+_GROUP_BY = re.compile(r'\s*SELECT\s+(.+?)\s+FROM\s+%s\s+GROUP\s+BY\s+(.+?)\s*;?\s*$' % _NAME,
+                       re.I | re.S)
+_ITEM = re.compile(r'(?:(\w+)\s*\(\s*(DISTINCT\s+)?(\*|`?[A-Za-z_]\w*`?)\s*\)|%s)'
+                   r'(?:\s+AS\s+%s)?$' % (_NAME, _NAME), re.I | re.S)
+
+
+def parse_group_by(query: str) -> Optional[tuple]:
+    """(view name, key expressions, select expressions) of the SQL query ``SELECT keys
+    and aggregates of columns FROM view GROUP BY columns``, or None for another query.
+    Unnamed aggregates are ``EXPR$<position>``, as Flink SQL names them."""
+    query_match = _GROUP_BY.fullmatch(query)
+    if query_match is None:
+        return None
+    items, view, keys = query_match.groups()
+    key_names = [k.strip().strip('`') for k in keys.split(',')]
+    if not all(re.fullmatch(r'\w+', k) for k in key_names):
+        return None
+    expressions = []
+    for position, item in enumerate(i.strip() for i in items.split(',')):
+        item_match = _ITEM.fullmatch(item)
+        if item_match is None:
+            return None
+        function, distinct, argument, column, alias = item_match.groups()
+        if function is None:
+            expressions.append(col(column).alias(alias) if alias else col(column))
+            continue
+        if function.lower() not in AGGREGATES:
+            return None
+        operand = lit(1) if argument == '*' else col(argument.strip('`'))
+        call = Expression(function.lower(), operand)
+        call = call.distinct if distinct else call
+        expressions.append(call.alias(alias or 'EXPR$%d' % position))
+    return view, [col(k) for k in key_names], expressions
+
+
+def _field(expression: Expression, names: List[str]) -> Optional[int]:
+    if expression._name == 'field' and expression._args[0] in names:
+        return names.index(expression._args[0])
+    return None
+
+
+def _is_star(call: Expression) -> bool:
+    """``COUNT(*)``: of ``col('*')`` or of a literal."""
+    return not call._args or call._args[0]._name == 'literal' or call._args[0]._args == ('*',)
+
+
+class _KeyOf:
+    """The group key of a row: one column's value, or a tuple of several."""
+
+    def __init__(self, keys: Tuple[int, ...]):
+        self._keys = keys
+
+    def __call__(self, row: tuple):
+        return row[self._keys[0]] if len(self._keys) == 1 else tuple(row[k]
+                                                                      for k in self._keys)
+
+
+class _GroupAggregateFunction(KeyedProcessFunction):
+    """Holds a group's accumulators in keyed state: the group's number of rows, per
+    aggregate a ValueState of (value, number of values) once it has a value, and a
+    MapState of the values a DISTINCT aggregate has seen."""
+
+    def __init__(self, plan: GroupAggregate):
+        self._plan = plan
+
+    def open(self, runtime_context):
+        plan = self._plan
+        self._rows = runtime_context.get_state(ValueStateDescriptor('rows', Types.LONG()))
+        self._accumulators, self._seen = [], []
+        for i, aggregate in enumerate(plan.aggregates):
+            value_type = Types.LONG() if aggregate.function == 'count' else \
+                _accumulator_type(plan.input_types[aggregate.field])
+            self._accumulators.append(runtime_context.get_state(ValueStateDescriptor(
+                'agg%d' % i, Types.TUPLE([value_type, Types.LONG()]))))
+            self._seen.append(runtime_context.get_map_state(MapStateDescriptor(
+                'distinct%d' % i, type_info_of(plan.input_types[aggregate.field]),
+                Types.BOOLEAN())) if aggregate.distinct else None)
+
+    def process_element(self, value, ctx):
+        plan = self._plan
+        rows = self._rows.value()
+        self._rows.update((rows or 0) + 1)
+        states = [s.value() for s in self._accumulators]
+        before = self._result(value, states)
+        for i, aggregate in enumerate(plan.aggregates):
+            x = 1 if aggregate.field is None else value[aggregate.field]
+            if x is None or (aggregate.distinct and self._seen[i].contains(x)):
+                continue
+            if aggregate.distinct:
+                self._seen[i].put(x, True)
+            states[i] = _accumulate(aggregate.function, states[i], x)
+            self._accumulators[i].update(states[i])
+        after = self._result(value, states)
+        if rows is None:
+            yield after
+        elif after[:] != before[:]:
+            before.set_row_kind(RowKind.UPDATE_BEFORE)
+            after.set_row_kind(RowKind.UPDATE_AFTER)
+            yield before
+            yield after
+
+    def _result(self, row: tuple, states: list) -> Row:
+        plan = self._plan
+        values = [row[plan.keys[i]] if kind == 'key' else
+                  _result(plan.aggregates[i], states[i]) for kind, i in plan.items]
+        return Row(*values)
+
+
+def _accumulator_type(data_type: DataType) -> TypeInformation:
+    if data_type._root in _INTEGRAL:
+        return Types.LONG()
+    if data_type._root in ('FLOAT', 'DOUBLE'):
+        return Types.DOUBLE()
+    return type_info_of(data_type)
+
+
+def _accumulate(function: str, accumulator: Optional[tuple], x) -> tuple:
+    """(value, number of values) after ``x``: the sum, the extreme, or for COUNT the number."""
+    if accumulator is None:
+        return (1 if function == 'count' else x), 1
+    value, n = accumulator
+    if function in ('sum', 'avg'):
+        value = value + x
+    elif function == 'min':
+        value = min(value, x)
+    elif function == 'max':
+        value = max(value, x)
+    else:
+        value = n + 1
+    return value, n + 1
+
+
+def _result(aggregate: Aggregate, accumulator: Optional[tuple]):
+    if accumulator is None:
+        return 0 if aggregate.function == 'count' else None
+    value, n = accumulator
+    if aggregate.function != 'avg':
+        return value
+    if aggregate.integral:  # Java's integer division: toward zero
+        quotient = abs(value) // n
+        return quotient if value >= 0 else -quotient
+    return value / n
+
+
+class RetractMessages(MapFunction):
+    """``(True, record)`` for +I/+U, ``(False, record)`` for -U/-D (``to_retract_stream``)."""
+
+    def __init__(self, record_of):
+        self._record_of = record_of
+
+    def map(self, value: Row):
+        return (value.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER),
+                self._record_of(value))

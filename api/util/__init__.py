@@ -1,0 +1,1 @@
+"""``pyflink.util``: the exceptions PyFlink raises."""
