@@ -4,7 +4,7 @@ holding each group's accumulators in keyed state) emitting, per input record, th
 first result as ``+I`` and each later change as ``-U`` (the old row) then ``+U`` (the new);
 a record that leaves the group's result unchanged emits nothing, as Flink's GroupAggregate."""
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
 from api.common.typeinfo import Types, TypeInformation
@@ -15,17 +15,16 @@ from .data_frames import Columns
 from .expressions import AGGREGATES, Expression, col, lit, unaliased
 from .types import DataType, type_info_of
 
-__all__ = ['StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
+__all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
            'parse_group_by']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
 
 @dataclass(frozen=True)
-class StreamRows:
-    """Where a table of a DataStream gets its rows: the stream, and which fields of each
-    record are the table's columns (``atomic``: the record is the one field)."""
-    data_stream: object
+class RowOf:
+    """A table row of a stream's record: the fields at ``picks`` (``atomic``: the record
+    is the one field)."""
     picks: Tuple[int, ...]
     atomic: bool
 
@@ -33,9 +32,17 @@ class StreamRows:
         values = (record,) if self.atomic else tuple(record)
         return tuple(values[i] for i in self.picks)
 
+
+@dataclass(frozen=True)
+class StreamRows:
+    """Where a table of a DataStream gets its rows: the stream, and each record's row."""
+    data_stream: object
+    row_of: RowOf
+
     def projected(self, indices: Sequence[int]) -> 'StreamRows':
         """The rows of the columns at ``indices`` of this table."""
-        return StreamRows(self.data_stream, tuple(self.picks[i] for i in indices), self.atomic)
+        return StreamRows(self.data_stream, RowOf(
+            tuple(self.row_of.picks[i] for i in indices), self.row_of.atomic))
 
 
 @dataclass(frozen=True)
@@ -54,9 +61,10 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class GroupAggregate:
-    """A streaming GROUP BY: the input's rows, its key columns, its aggregates, and the
-    output's items (``('key', i)`` or ``('aggregate', j)``) in order."""
-    rows: StreamRows
+    """A streaming GROUP BY: its input stream and rows, key columns and aggregates, and
+    the output's items (``('key', i)`` or ``('aggregate', j)``) in order."""
+    data_stream: object
+    row_of: RowOf
     input_names: Tuple[str, ...]
     input_types: Tuple[DataType, ...]
     keys: Tuple[int, ...]
@@ -82,15 +90,15 @@ class GroupAggregate:
             typed.append((name, data_type))
         return typed
 
-    def changelog_stream(self, row_type: TypeInformation):
-        """The DataStream of the changelog: Rows of ``row_type`` with their row kinds."""
+    def changelog_stream(self, row_type: TypeInformation, uid: str):
+        """The DataStream of the changelog: Rows of ``row_type`` with their row kinds; its
+        operator's state is stored under ``uid``."""
         key_types = [type_info_of(self.input_types[k]) for k in self.keys]
-        rows = self.rows.data_stream.map(self.rows, Types.TUPLE(
-            [type_info_of(t) for t in self.input_types]))
-        keys = self.keys
-        keyed = rows.key_by(_KeyOf(keys), key_types[0] if len(keys) == 1
-                            else Types.TUPLE(key_types))
-        return keyed.process(_GroupAggregateFunction(self), row_type)
+        shipped = replace(self, data_stream=None)  # what the tasks need
+        # keyed right at the input, so each group's records keep their order
+        keyed = self.data_stream.key_by(_KeyOf(shipped), key_types[0] if len(self.keys) == 1
+                                        else Types.TUPLE(key_types))
+        return keyed.process(_GroupAggregateFunction(shipped), row_type).uid(uid)
 
 
 def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
@@ -123,7 +131,7 @@ def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
         items.append(('aggregate', len(aggregates)))
         aggregates.append(Aggregate(call._name, argument, distinct,
                                     data_type is not None and data_type._root in _INTEGRAL))
-    return GroupAggregate(rows, tuple(names), tuple(t for _, t in columns), tuple(key_fields),
+    return GroupAggregate(rows.data_stream, rows.row_of, tuple(names), tuple(t for _, t in columns), tuple(key_fields),
                           tuple(aggregates), tuple(items))
 
 
@@ -175,14 +183,14 @@ def _is_star(call: Expression) -> bool:
 
 
 class _KeyOf:
-    """The group key of a row: one column's value, or a tuple of several."""
+    """The group key of a record: one column's value, or a tuple of several."""
 
-    def __init__(self, keys: Tuple[int, ...]):
-        self._keys = keys
+    def __init__(self, plan: GroupAggregate):
+        self._plan = plan
 
-    def __call__(self, row: tuple):
-        return row[self._keys[0]] if len(self._keys) == 1 else tuple(row[k]
-                                                                      for k in self._keys)
+    def __call__(self, record):
+        row, keys = self._plan.row_of(record), self._plan.keys
+        return row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
 
 
 class _GroupAggregateFunction(KeyedProcessFunction):
@@ -208,6 +216,7 @@ class _GroupAggregateFunction(KeyedProcessFunction):
 
     def process_element(self, value, ctx):
         plan = self._plan
+        value = plan.row_of(value)
         rows = self._rows.value()
         self._rows.update((rows or 0) + 1)
         states = [s.value() for s in self._accumulators]

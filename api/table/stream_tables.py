@@ -9,7 +9,7 @@ from api.common.typeinfo import ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, Ty
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import ProcessFunction
 from engine.graph import reachable
-from .changelog import StreamRows
+from .changelog import RowOf, StreamRows
 from .data_frames import Columns, to_data_frame
 from .expressions import col, to_sql
 from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
@@ -54,7 +54,7 @@ def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> 
         return to_data_frame(t_env._spark(), columns, rows)
     table = Table(t_env, columns, make_data_frame)
     if not rowtimes:
-        table._stream_rows = StreamRows(data_stream, tuple(picks), atomic)
+        table._stream_rows = StreamRows(data_stream, RowOf(tuple(picks), atomic))
     if fields_or_schema and isinstance(fields_or_schema[0], Schema):
         if len(fields_or_schema) > 1:
             raise ValueError("from_data_stream(): give one Schema")

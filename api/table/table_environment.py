@@ -79,6 +79,8 @@ class TableEnvironment:
         self._settings = environment_settings
         self._views = {}          # name -> Table, in this environment
         self._unnamed = 0
+        self._operators = 0       # streaming GROUP BY operators made
+        self._data_stream_sinks = 0  # to_data_stream calls, numbered in Flink's messages
         self._config = TableConfig()
         self._functions = {}      # name -> UserDefinedFunctionWrapper, registered in Spark
         self._function_names = {}  # id of an unregistered wrapper called directly -> name
@@ -320,6 +322,11 @@ class TableEnvironment:
                 raise ValueError(f"INSERT OVERWRITE: the table '{name}' of connector "
                                  f"'{definition.options['connector']}' cannot be overwritten")
             table._check_executable('execute_insert')
+            if table._changelog is not None:
+                raise NotImplementedError(
+                    f"execute_insert(): the changelog of a GROUP BY in STREAMING mode cannot "
+                    f"be written to the table '{name}' here; write "
+                    "t_env.to_changelog_stream(table) with a DataStream sink")
             columns = definition.physical_columns()
             if len(columns) != len(table._columns):
                 raise ValueError(
@@ -410,7 +417,14 @@ class StreamTableEnvironment(TableEnvironment):
 
     def to_data_stream(self, table: Table) -> DataStream:
         """A DataStream of the table's rows: Rows named by column
-        (``Types.ROW_NAMED``), of kind INSERT."""
+        (``Types.ROW_NAMED``), of kind INSERT. Fails for a table Flink updates (a GROUP BY
+        in STREAMING mode: see ``to_changelog_stream``), as Flink does."""
+        self._data_stream_sinks += 1
+        if isinstance(table, Table) and table._changelog is not None:
+            raise TableException(
+                "Table sink '*anonymous_datastream_sink$%d*' doesn't support consuming update "
+                "changes which is produced by node %s"
+                % (self._data_stream_sinks, table._changelog.node()))
         _check_own(self, table, "to_data_stream")
         return self._env.from_collection(table._rows(), _row_type_info(table._columns))
 
@@ -419,15 +433,22 @@ class StreamTableEnvironment(TableEnvironment):
         (``get_row_kind()``: +I, and -U/+U for a changed aggregate in STREAMING mode)."""
         _check_own(self, table, "to_changelog_stream")
         if table._changelog is not None:
-            return table._changelog.changelog_stream(_row_type_info(table._columns))
+            return self._changelog_stream(table)
         return self.to_data_stream(table)
+
+    def _changelog_stream(self, table: Table) -> DataStream:
+        """The changelog of a streaming GROUP BY. Its operator's uid is the n-th of the
+        environment, as Flink's planner names operators (``<n>_group-aggregate``), so a
+        program resumed from a savepoint finds its state."""
+        self._operators += 1
+        return table._changelog.changelog_stream(_row_type_info(table._columns),
+                                                 '%d_group-aggregate' % self._operators)
 
     def _changelog_rows(self, table: Table) -> List[Row]:
         """The changelog of a streaming GROUP BY, computed by a job of its own
         (``table.execute()``): positional Rows of their kinds."""
         streams = []
-        self._env._apart(lambda: streams.append(
-            table._changelog.changelog_stream(_row_type_info(table._columns))))
+        self._env._apart(lambda: streams.append(self._changelog_stream(table)))
         with streams[0]._collect("collect", alone=True) as rows:
             return [Row.of_kind(r.get_row_kind(), *r) for r in rows]
 

@@ -16,6 +16,7 @@ import pytest
 from api.common import Row, Types, WatermarkStrategy
 from api.datastream.connectors.datagen import DataGeneratorSource
 from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment, TableEnvironment
+from api.table.expressions import col
 from tests.conftest import make_env
 
 ORDERS = [(1, 'apple', 3), (2, 'pear', 4), (1, 'plum', 5), (3, 'fig', 1), (2, 'kiwi', 7)]
@@ -72,13 +73,14 @@ def test_field_names_rename_by_position_or_select_by_name(capsys):
 
 
 # --- build-time errors ----------------------------------------------------------------------
-def test_an_unbounded_or_untyped_stream_cannot_become_a_table():
+def test_an_unbounded_stream_is_a_table_only_for_streaming_aggregates_and_untyped_none():
     env, t_env = _t_env()
     unbounded = env.from_source(DataGeneratorSource(lambda i: i, count=None,
                                                     type_info=Types.LONG()),
                                 WatermarkStrategy.no_watermarks(), "gen")
+    table = t_env.from_data_stream(unbounded.map(lambda x: x, Types.LONG()))
     with pytest.raises(ValueError, match=r"unbounded source.*Source: gen.*Bound the source"):
-        t_env.from_data_stream(unbounded.map(lambda x: x, Types.LONG()))
+        table.select(col('f0')).execute()
     untyped = env.from_collection([(1, 'a')])
     with pytest.raises(ValueError, match="no declared type: give the operator"):
         t_env.from_data_stream(untyped)
