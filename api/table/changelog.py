@@ -16,7 +16,7 @@ from .expressions import AGGREGATES, Expression, col, lit, unaliased
 from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
-           'parse_group_by']
+           'parse_group_by', 'RetractMessages']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -112,13 +112,12 @@ def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
         return None
     aggregates, items = [], []
     for expression in expressions:
-        inner = unaliased(expression)
-        field = _field(inner, names)
+        call = unaliased(expression)
+        field = _field(call, names)
         if field is not None and field in key_fields:
             items.append(('key', key_fields.index(field)))
             continue
-        call = inner
-        distinct = 'distinct' in call._args[1:]
+        distinct = 'distinct' in call._args[1:]  # how .distinct marks an aggregate
         if call._name not in AGGREGATES:
             return None
         argument = _field(call._args[0], names) if call._args else None
@@ -131,8 +130,9 @@ def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
         items.append(('aggregate', len(aggregates)))
         aggregates.append(Aggregate(call._name, argument, distinct,
                                     data_type is not None and data_type._root in _INTEGRAL))
-    return GroupAggregate(rows.data_stream, rows.row_of, tuple(names), tuple(t for _, t in columns), tuple(key_fields),
-                          tuple(aggregates), tuple(items))
+    return GroupAggregate(rows.data_stream, rows.row_of, tuple(names),
+                          tuple(t for _, t in columns), tuple(key_fields), tuple(aggregates),
+                          tuple(items))
 
 
 _NAME = r'`?([A-Za-z_]\w*)`?'
@@ -165,7 +165,7 @@ def parse_group_by(query: str) -> Optional[tuple]:
         if function.lower() not in AGGREGATES:
             return None
         operand = lit(1) if argument == '*' else col(argument.strip('`'))
-        call = Expression(function.lower(), operand)
+        call = getattr(operand, function.lower())  # col('v').sum, ...
         call = call.distinct if distinct else call
         expressions.append(call.alias(alias or 'EXPR$%d' % position))
     return view, [col(k) for k in key_names], expressions

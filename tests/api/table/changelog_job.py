@@ -37,3 +37,13 @@ t_env.create_temporary_view("v", table)
 t_env.sql_query("SELECT k, COUNT(*) AS n, SUM(v) AS s FROM v GROUP BY k").execute().print()
 distinct = table.group_by(col("k")).select(col("k"), col("v").count.distinct.alias("d"))
 distinct.execute().print()
+nullable = env.from_collection([("a", 1), ("b", None), ("a", None), ("b", 2)],
+                               type_info=Types.ROW([Types.STRING(), Types.INT()]))
+t_env.create_temporary_view("n", t_env.from_data_stream(nullable).alias("k", "v"))
+with_nulls = t_env.sql_query("SELECT k, COUNT(*), SUM(v), AVG(v) AS m, COUNT(v) FROM n GROUP BY k")
+with_nulls.print_schema()
+with_nulls.execute().print()
+doubles = env.from_collection([("a", 1.5), ("a", 2.0), ("b", -1.0)],
+                              type_info=Types.TUPLE([Types.STRING(), Types.DOUBLE()]))
+t_env.from_data_stream(doubles).alias("k", "x").group_by(col("k")).select(
+    col("k"), col("x").avg.alias("m"), col("x").sum.alias("s")).execute().print()

@@ -3,6 +3,7 @@
 any parallelism and micro-batch size, a property test against a brute-force aggregate,
 and a job stopped with a savepoint that resumes its groups' state."""
 import os
+import time
 from collections import Counter, defaultdict
 
 from hypothesis import given, settings, strategies as st
@@ -90,6 +91,33 @@ select=[k, MAX(v) AS EXPR$0])
 | +U |                              a |                    3 |
 +----+--------------------------------+----------------------+
 8 rows in set
+(
+  `k` STRING,
+  `EXPR$1` BIGINT NOT NULL,
+  `EXPR$2` INT,
+  `m` INT,
+  `EXPR$4` BIGINT NOT NULL
+)
++----+--------------------------------+----------------------+-------------+-------------+----------------------+
+| op |                              k |               EXPR$1 |      EXPR$2 |           m |               EXPR$4 |
++----+--------------------------------+----------------------+-------------+-------------+----------------------+
+| +I |                              a |                    1 |           1 |           1 |                    1 |
+| +I |                              b |                    1 |      <NULL> |      <NULL> |                    0 |
+| -U |                              a |                    1 |           1 |           1 |                    1 |
+| +U |                              a |                    2 |           1 |           1 |                    1 |
+| -U |                              b |                    1 |      <NULL> |      <NULL> |                    0 |
+| +U |                              b |                    2 |           2 |           2 |                    1 |
++----+--------------------------------+----------------------+-------------+-------------+----------------------+
+6 rows in set
++----+--------------------------------+--------------------------------+--------------------------------+
+| op |                              k |                              m |                              s |
++----+--------------------------------+--------------------------------+--------------------------------+
+| +I |                              a |                            1.5 |                            1.5 |
+| -U |                              a |                            1.5 |                            1.5 |
+| +U |                              a |                           1.75 |                            3.5 |
+| +I |                              b |                           -1.0 |                           -1.0 |
++----+--------------------------------+--------------------------------+--------------------------------+
+4 rows in set
 """
 
 
@@ -175,7 +203,6 @@ def test_a_group_by_of_an_unbounded_stream_updates_as_records_arrive(spark):
 
 class Slow(MapFunction):
     def map(self, value):
-        import time
         time.sleep(0.002)
         return value
 
