@@ -1,7 +1,8 @@
-"""Tables of bounded DataStreams (``from_data_stream``): columns from the stream's type,
-chosen or renamed by a field string or declared by a :class:`Schema` (physical, computed
-and 'rowtime' metadata columns, watermarks); the stream's job runs, alone, when the
-table's rows are first needed."""
+"""Tables of DataStreams (``from_data_stream``): columns from the stream's type, chosen or
+renamed by a field string or declared by a :class:`Schema` (physical, computed and
+'rowtime' metadata columns, watermarks); the stream's job runs, alone, when the table's
+rows are first needed (then it must be bounded). A table of the stream's fields keeps its
+``StreamRows``, for streaming GROUP BYs (``changelog.py``)."""
 import datetime
 from typing import List
 
@@ -20,8 +21,8 @@ __all__ = ['table_of_stream']
 
 
 def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> Table:
-    """The table of a bounded stream (``StreamTableEnvironment.from_data_stream``): its
-    rows are collected when first needed."""
+    """The table of a stream (``StreamTableEnvironment.from_data_stream``): its rows are
+    collected when first needed."""
     if not isinstance(data_stream, DataStream):
         raise TypeError(f"from_data_stream() takes a DataStream, got "
                         f"{type(data_stream).__name__}")

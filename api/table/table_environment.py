@@ -1,4 +1,4 @@
-"""TableEnvironment and StreamTableEnvironment, as in ``pyflink.table``: bounded DataStreams
+"""TableEnvironment and StreamTableEnvironment, as in ``pyflink.table``: DataStreams
 become tables (Spark DataFrames) that SQL queries (Spark SQL) read, and tables become
 DataStreams again."""
 import datetime
@@ -46,10 +46,10 @@ _COMMENTS = re.compile(r'(--[^\n]*|/\*.*?\*/|\s)+', re.S)
 
 class EnvironmentSettings:
     """Settings of a table environment: ``EnvironmentSettings.in_streaming_mode()`` or
-    ``in_batch_mode()``. Either way, a table here is computed over its whole bounded
-    input. In STREAMING mode results print with their row kind (``op``), and results
-    Flink would update as rows arrive (aggregations, distinct, outer joins) cannot be
-    executed: their changelog is not available here."""
+    ``in_batch_mode()``. In STREAMING mode results print with their row kind (``op``); a
+    GROUP BY of a stream's columns is Flink's changelog (+I, -U/+U) as records arrive,
+    other results Flink would update (distinct, outer joins, ...) cannot be executed.
+    Otherwise a table here is computed over its whole bounded input."""
 
     def __init__(self, streaming: bool):
         self._streaming = streaming
@@ -147,7 +147,7 @@ class TableEnvironment:
 
     # --- views ---------------------------------------------------------------------------
     def create_temporary_view(self, view_path: str, table_or_data_stream, *fields_or_schema):
-        """Registers a Table (or a bounded DataStream, as ``from_data_stream`` makes it a
+        """Registers a Table (or a DataStream, as ``from_data_stream`` makes it a
         table) under ``view_path``, for SQL queries of this environment."""
         if isinstance(table_or_data_stream, DataStream):
             table = self.from_data_stream(table_or_data_stream, *fields_or_schema)
@@ -366,15 +366,16 @@ class TableEnvironment:
 
 class StreamTableEnvironment(TableEnvironment):
     """The bridge between DataStreams and tables, as ``pyflink.table.StreamTableEnvironment``:
-    ``from_data_stream`` makes a table of a bounded stream; ``to_data_stream``,
-    ``to_append_stream`` and ``to_retract_stream`` make a DataStream of a table.
+    ``from_data_stream`` makes a table of a stream; ``to_data_stream``,
+    ``to_changelog_stream``, ``to_append_stream`` and ``to_retract_stream`` make a
+    DataStream of a table.
 
     ::
 
         >>> t_env = StreamTableEnvironment.create(env)
         >>> t_env.create_temporary_view("orders", ds, "user, amount")
         >>> totals = t_env.sql_query("SELECT user, SUM(amount) FROM orders GROUP BY user")
-        >>> t_env.to_data_stream(totals).print()
+        >>> t_env.to_changelog_stream(totals).print()  # +I[alice,3] -U[alice,3] +U[alice,7]
     """
 
     def __init__(self, env: StreamExecutionEnvironment,
@@ -401,7 +402,7 @@ class StreamTableEnvironment(TableEnvironment):
         return StreamTableEnvironment(stream_execution_environment, environment_settings)
 
     def from_data_stream(self, data_stream: DataStream, *fields_or_schema) -> Table:
-        """The table of a bounded DataStream. Columns come from the stream's type: the
+        """The table of a DataStream. Columns come from the stream's type: the
         fields of a ROW (by name) or TUPLE (``f0``, ``f1``, ...), or one column ``f0`` of an
         atomic type. ``fields_or_schema`` may be one string of field names: ``'a, b, c'``
         renames the fields by position; names of the input's fields select, reorder and
@@ -410,8 +411,10 @@ class StreamTableEnvironment(TableEnvironment):
         columns are added, and its watermark is declared (recorded on the table).
 
         The stream's job runs when a query, ``execute`` or ``to_data_stream`` first needs
-        the table's rows; only the stream runs in it: the environment's sinks and other
-        operators run in its next job.
+        the table's rows (of a bounded stream); only the stream runs in it: the
+        environment's sinks and other operators run in its next job. In STREAMING mode a
+        GROUP BY of the table's columns runs on the stream itself (bounded or not), as
+        DataStream operators: see ``to_changelog_stream``.
         """
         return table_of_stream(self, data_stream, fields_or_schema)
 
