@@ -329,11 +329,11 @@ class JobRunner:
                 # Unbounded: the next batch starts at the next interval, so that an idle
                 # job does not spin, or at once when input is waiting.
                 # Before it waits, the driver commits what no next batch carries yet.
-                if not self.bounded and not any(s.has_input() for s in self.splits.values()):
+                interval = settings.batch_interval_ms / 1000
+                if not self.bounded and time.monotonic() - started < interval and \
+                        not any(s.has_input() for s in self.splits.values()):
                     commits = self._run_commits(commits)
-                    wait = settings.batch_interval_ms / 1000 - (time.monotonic() - started)
-                    if wait > 0:
-                        self._cancelled_within(wait)
+                    self._cancelled_within(interval - (time.monotonic() - started))
             self._run_commits(commits)
             return "cancelled"
         finally:
