@@ -13,6 +13,7 @@ tasks, a batch of several stages is instead one barrier stage of a task per part
 index (``partition_task``): a departure from the design's stage-per-stage job, which
 saves Spark's ~40-100 ms between two stages.
 """
+import concurrent.futures
 import dataclasses
 import functools
 import itertools
@@ -200,10 +201,11 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
         _run_subtask(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
-def _run_partition_task(load, run_id, steps, batch, partition, items):
-    (ranges,) = items  # the partition's one item: its split ranges, by source stage
+def _run_partition_task(load, run_id, steps, batch, ranges, partition, _):
+    """Runs partition index ``partition`` of a batch; ``ranges``: each index's split
+    ranges, by source stage."""
     return run_partition(functools.partial(_run_subtask, load, run_id), steps, batch,
-                         partition, ranges)
+                         partition, ranges[partition])
 
 
 def _commit(load, run_id, hosts, commit):
@@ -263,6 +265,8 @@ class SparkExecutor(Executor):
         self._broadcast = None
         self._bundle = bundle
         self._steps = None  # set when a batch runs as one task per partition index
+        self._partition_indices = None  # then: an RDD of one item per partition index
+        self._removals = concurrent.futures.ThreadPoolExecutor(1, "exchange-removal")
         self.shares_driver_disk = self.sc.master.startswith("local")
         self.task_attempts = (task_attempts(self.sc.master, session.conf)  # one lookup at most
                               if retry_tasks else 1)
@@ -275,6 +279,8 @@ class SparkExecutor(Executor):
         if one_task_per_partition(job.plan, self.sc.master, self.session.conf,
                                   self.task_attempts, self._jvm_cores):
             self._steps = stage_steps(job.plan)
+            partitions = max(stage.parallelism for stage in job.plan.stages)
+            self._partition_indices = self.sc.parallelize(range(partitions), partitions)
 
     def _jvm_cores(self) -> int:
         return self.sc._jvm.java.lang.Runtime.getRuntime().availableProcessors()
@@ -290,8 +296,8 @@ class SparkExecutor(Executor):
         run = self._run_stages if self._steps is None else self._run_partitions
         try:
             return run(dataclasses.replace(batch, exchange_dir=exchange_dir), source_ranges)
-        finally:
-            shutil.rmtree(exchange_dir, ignore_errors=True)
+        finally:  # off the batch's path: the next batch starts meanwhile
+            self._removals.submit(shutil.rmtree, exchange_dir, ignore_errors=True)
 
     def _name_job(self, batch: BatchInfo) -> Dict[int, str]:
         """Spark's UI lists the batch's job under a group and description; returns the
@@ -310,12 +316,12 @@ class SparkExecutor(Executor):
         self._name_job(batch)
         batch = dataclasses.replace(batch, keeps_own_chunks=self._hosts_by_partition())
         stages = self.job.plan.stages
-        partitions = max(stage.parallelism for stage in stages)
+        partitions = self._partition_indices.getNumPartitions()
         ranges = [{s.id: source_ranges[s.id][p] for s in stages
                    if s.is_source and p < s.parallelism} for p in range(partitions)]
         run = functools.partial(_run_partition_task, functools.partial(
-            _load_job, self._broadcast), self.job.run_id, self._steps, batch)
-        return self._collect(batch, self.sc.parallelize(ranges, partitions).barrier()
+            _load_job, self._broadcast), self.job.run_id, self._steps, batch, ranges)
+        return self._collect(batch, self._partition_indices.barrier()
                              .mapPartitionsWithIndex(run))
 
     def _hosts_by_partition(self) -> bool:
@@ -388,6 +394,7 @@ class SparkExecutor(Executor):
     def stop(self) -> None:
         # Ends the run's subtask hosts; on a cluster, hosts on other machines end when
         # idle (task_host.HOST_IDLE_SECONDS).
+        self._removals.submit(lambda: None).result()  # after the removals before it
         if self.job is not None and self.shares_driver_disk:
             remove_run(self.job.run_id)
         if self._broadcast is not None:

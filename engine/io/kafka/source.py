@@ -4,7 +4,9 @@ to read.
 The driver bounds each batch's range by the partition's high watermark (the last stable
 offset with ``read_committed``, Flink's default) queried when it plans, so a task's read
 is repeatable and the driver knows where the range ends; control records and gaps inside
-a range are skipped.
+a range are skipped. The ends of all partitions are asked for in one request, and
+each split uses an answer once: the splits of one batch share a request, and a split is
+never planned twice with the same answer.
 """
 import logging
 import re
@@ -72,6 +74,7 @@ class KafkaPartitionSource(Source):
         self._initial: set = set()  # splits listed first: they start at `starting`
         self._discovered_at = 0.0
         self._stops: Dict[str, int] = {}
+        self._ends: Dict[str, int] = {}  # split -> end offset not used yet
         self._admin = None
 
     def __getstate__(self):
@@ -129,6 +132,26 @@ class KafkaPartitionSource(Source):
         tp = kafka_library().TopicPartition(*topic_partition(split))
         return self._query(f"the offsets of {split}", lambda t: self._driver_client()
                            .get_watermark_offsets(tp, timeout=t, cached=False))
+
+    def _end(self, split: str) -> int:
+        """The partition's end (high watermark, or last stable offset), from one request
+        for every known split unless an earlier answer for ``split`` is still unused."""
+        if split not in self._ends:
+            library = kafka_library()
+            wanted = [library.TopicPartition(*topic_partition(s), library.OFFSET_END)
+                      for s in dict.fromkeys((self._splits or []) + [split])]
+
+            def ask(timeout: float) -> list:
+                found = self._driver_client().offsets_for_times(wanted, timeout=timeout)
+                failed = next((tp.error for tp in found if tp.error is not None), None)
+                if failed is not None:
+                    raise library.KafkaException(failed)
+                return found
+
+            found = self._query("the end offsets of " + ", ".join(
+                split_id(tp.topic, tp.partition) for tp in wanted), ask)
+            self._ends = {split_id(tp.topic, tp.partition): tp.offset for tp in found}
+        return self._ends.pop(split)
 
     def _resolve(self, split: str, offsets: Offsets) -> int:
         """The offset ``offsets`` gives for ``split``."""
@@ -192,7 +215,7 @@ class KafkaPartitionSource(Source):
 
     def plan(self, split: str, position: int, max_records: int,
              now_ms: int) -> Optional[SplitRange]:
-        end = min(self._watermarks(split)[1], position + max_records)
+        end = min(self._end(split), position + max_records)
         stop = self._stop(split)
         if stop is not None:
             end = min(end, stop)
@@ -206,7 +229,7 @@ class KafkaPartitionSource(Source):
         return stop is not None and position >= stop
 
     def has_input(self, split: str, position: int) -> bool:
-        return self._watermarks(split)[1] > position
+        return self._end(split) > position
 
     # task ------------------------------------------------------------------------------
 
