@@ -3,7 +3,6 @@ a DataStream is a DataStream plan (``key_by`` the group keys, then a keyed proce
 holding each group's accumulators in keyed state) emitting, per input record, the group's
 first result as ``+I`` and each later change as ``-U`` (the old row) then ``+U`` (the new);
 a record that leaves the group's result unchanged emits nothing, as Flink's GroupAggregate."""
-import re
 from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
@@ -12,11 +11,11 @@ from api.common.types import Row, RowKind
 from api.datastream.functions import KeyedProcessFunction, MapFunction
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from .data_frames import Columns
-from .expressions import AGGREGATES, Expression, col, lit, unaliased
+from .expressions import AGGREGATES, Expression, unaliased
 from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
-           'parse_group_by', 'RetractMessages']
+           'Calc', 'RetractMessages', 'accumulate', 'aggregate_result']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -24,25 +23,69 @@ _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 @dataclass(frozen=True)
 class RowOf:
     """A table row of a stream's record: the fields at ``picks`` (``atomic``: the record
-    is the one field)."""
+    is the one field), then the ``computed`` columns of a Schema (RowExpressions of the
+    fields picked)."""
     picks: Tuple[int, ...]
     atomic: bool
+    computed: tuple = ()
 
     def __call__(self, record) -> tuple:
         values = (record,) if self.atomic else tuple(record)
-        return tuple(values[i] for i in self.picks)
+        row = tuple(values[i] for i in self.picks)
+        return row + tuple(c(row) for c in self.computed)
+
+
+@dataclass(frozen=True)
+class Calc:
+    """A filter and projection of rows, as Flink's Calc node: the row of ``items``
+    (RowExpressions) of each row where ``condition`` holds (every row without one)."""
+    condition: object
+    items: tuple
+
+    def __call__(self, row: tuple) -> Optional[tuple]:
+        if self.condition is not None and not self.condition.holds(row):
+            return None
+        return self.project(row)
+
+    def project(self, row: tuple) -> tuple:
+        """The items of ``row``, whatever the condition."""
+        return tuple(item(row) for item in self.items)
 
 
 @dataclass(frozen=True)
 class StreamRows:
-    """Where a table of a DataStream gets its rows: the stream, and each record's row."""
+    """Where a table of a DataStream gets its rows: the stream, each record's row, and
+    the names of the row's columns."""
     data_stream: object
     row_of: RowOf
+    names: Sequence[str] = ()
 
-    def projected(self, indices: Sequence[int]) -> 'StreamRows':
-        """The rows of the columns at ``indices`` of this table."""
+    def projected(self, indices: Sequence[int]) -> Optional['StreamRows']:
+        """The rows of the columns at ``indices`` of this table (None for a table with
+        computed columns)."""
+        if self.row_of.computed:
+            return None
         return StreamRows(self.data_stream, RowOf(
-            tuple(self.row_of.picks[i] for i in indices), self.row_of.atomic))
+            tuple(self.row_of.picks[i] for i in indices), self.row_of.atomic),
+            [self.names[i] for i in indices])
+
+    def rows(self, calc: Optional['Calc'] = None):
+        """The DataStream of the table's rows (tuples), through ``calc``."""
+        return self.data_stream.flat_map(_Rows(self.row_of, calc), Types.PICKLED_BYTE_ARRAY())
+
+
+class _Rows:
+    """The table row of a record, through a Calc (none where it filters the row out)."""
+
+    def __init__(self, row_of: RowOf, calc: Optional[Calc]):
+        self._row_of = row_of
+        self._calc = calc
+
+    def __call__(self, record):
+        row = self._row_of(record)
+        row = row if self._calc is None else self._calc(row)
+        if row is not None:
+            yield row
 
 
 @dataclass(frozen=True)
@@ -70,6 +113,9 @@ class GroupAggregate:
     keys: Tuple[int, ...]
     aggregates: Tuple[Aggregate, ...]
     items: Tuple[Tuple[str, int], ...]
+    pre: Optional[Calc] = None  # WHERE, and the keys and aggregates' arguments of a row
+    post: Optional[Calc] = None  # HAVING and select items over the keys and aggregates
+    updating = True  # its changelog updates rows (-U/+U)
 
     def node(self) -> str:
         """The plan node, as Flink names it in its messages."""
@@ -98,7 +144,11 @@ class GroupAggregate:
         # keyed right at the input, so each group's records keep their order
         keyed = self.data_stream.key_by(_KeyOf(shipped), key_types[0] if len(self.keys) == 1
                                         else Types.TUPLE(key_types))
-        return keyed.process(_GroupAggregateFunction(shipped), row_type).uid(uid)
+        if self.post is None:
+            return keyed.process(_GroupAggregateFunction(shipped), row_type).uid(uid)
+        aggregated = keyed.process(_GroupAggregateFunction(shipped),
+                                   Types.PICKLED_BYTE_ARRAY()).uid(uid)
+        return aggregated.flat_map(_ChangedRows(self.post), row_type)
 
 
 def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
@@ -135,42 +185,6 @@ def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
                           tuple(items))
 
 
-_NAME = r'`?([A-Za-z_]\w*)`?'
-_GROUP_BY = re.compile(r'\s*SELECT\s+(.+?)\s+FROM\s+%s\s+GROUP\s+BY\s+(.+?)\s*;?\s*$' % _NAME,
-                       re.I | re.S)
-_ITEM = re.compile(r'(?:(\w+)\s*\(\s*(DISTINCT\s+)?(\*|`?[A-Za-z_]\w*`?)\s*\)|%s)'
-                   r'(?:\s+AS\s+%s)?$' % (_NAME, _NAME), re.I | re.S)
-
-
-def parse_group_by(query: str) -> Optional[tuple]:
-    """(view name, key expressions, select expressions) of the SQL query ``SELECT keys
-    and aggregates of columns FROM view GROUP BY columns``, or None for another query.
-    Unnamed aggregates are ``EXPR$<position>``, as Flink SQL names them."""
-    query_match = _GROUP_BY.fullmatch(query)
-    if query_match is None:
-        return None
-    items, view, keys = query_match.groups()
-    key_names = [k.strip().strip('`') for k in keys.split(',')]
-    if not all(re.fullmatch(r'\w+', k) for k in key_names):
-        return None
-    expressions = []
-    for position, item in enumerate(i.strip() for i in items.split(',')):
-        item_match = _ITEM.fullmatch(item)
-        if item_match is None:
-            return None
-        function, distinct, argument, column, alias = item_match.groups()
-        if function is None:
-            expressions.append(col(column).alias(alias) if alias else col(column))
-            continue
-        if function.lower() not in AGGREGATES:
-            return None
-        operand = lit(1) if argument == '*' else col(argument.strip('`'))
-        call = getattr(operand, function.lower())  # col('v').sum, ...
-        call = call.distinct if distinct else call
-        expressions.append(call.alias(alias or 'EXPR$%d' % position))
-    return view, [col(k) for k in key_names], expressions
-
-
 def _field(expression: Expression, names: List[str]) -> Optional[int]:
     if expression._name == 'field' and expression._args[0] in names:
         return names.index(expression._args[0])
@@ -190,6 +204,8 @@ class _KeyOf:
 
     def __call__(self, record):
         row, keys = self._plan.row_of(record), self._plan.keys
+        if self._plan.pre is not None:
+            row = self._plan.pre.project(row)
         return row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
 
 
@@ -217,6 +233,10 @@ class _GroupAggregateFunction(KeyedProcessFunction):
     def process_element(self, value, ctx):
         plan = self._plan
         value = plan.row_of(value)
+        if plan.pre is not None:
+            value = plan.pre(value)
+            if value is None:
+                return
         rows = self._rows.value()
         self._rows.update((rows or 0) + 1)
         states = [s.value() for s in self._accumulators]
@@ -227,7 +247,7 @@ class _GroupAggregateFunction(KeyedProcessFunction):
                 continue
             if aggregate.distinct:
                 self._seen[i].put(x, True)
-            states[i] = _accumulate(aggregate.function, states[i], x)
+            states[i] = accumulate(aggregate.function, states[i], x)
             self._accumulators[i].update(states[i])
         after = self._result(value, states)
         if rows is None:
@@ -241,7 +261,7 @@ class _GroupAggregateFunction(KeyedProcessFunction):
     def _result(self, row: tuple, states: list) -> Row:
         plan = self._plan
         values = [row[plan.keys[i]] if kind == 'key' else
-                  _result(plan.aggregates[i], states[i]) for kind, i in plan.items]
+                  aggregate_result(plan.aggregates[i], states[i]) for kind, i in plan.items]
         return Row(*values)
 
 
@@ -253,7 +273,7 @@ def _accumulator_type(data_type: DataType) -> TypeInformation:
     return type_info_of(data_type)
 
 
-def _accumulate(function: str, accumulator: Optional[tuple], x) -> tuple:
+def accumulate(function: str, accumulator: Optional[tuple], x) -> tuple:
     """(value, number of values) after ``x``: the sum, the extreme, or for COUNT the number."""
     if accumulator is None:
         return (1 if function == 'count' else x), 1
@@ -269,7 +289,7 @@ def _accumulate(function: str, accumulator: Optional[tuple], x) -> tuple:
     return value, n + 1
 
 
-def _result(aggregate: Aggregate, accumulator: Optional[tuple]):
+def aggregate_result(aggregate: Aggregate, accumulator: Optional[tuple]):
     if accumulator is None:
         return 0 if aggregate.function == 'count' else None
     value, n = accumulator
@@ -279,6 +299,19 @@ def _result(aggregate: Aggregate, accumulator: Optional[tuple]):
         quotient = abs(value) // n
         return quotient if value >= 0 else -quotient
     return value / n
+
+
+class _ChangedRows:
+    """A changelog row through a Calc, of the same kind: Flink filters and projects each
+    change on its own (a HAVING may pass a +U whose -U it drops)."""
+
+    def __init__(self, calc: Calc):
+        self._calc = calc
+
+    def __call__(self, change: Row):
+        row = self._calc(tuple(change))
+        if row is not None:
+            yield Row.of_kind(change.get_row_kind(), *row)
 
 
 class RetractMessages(MapFunction):

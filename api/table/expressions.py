@@ -8,6 +8,7 @@ import math
 import re
 from typing import Callable, Optional
 
+from .sql_parser import cast_type, expression_to_spark_sql, parse_expression
 from .types import DataType, checked_data_type
 
 __all__ = ['Expression', 'col', 'lit', 'call', 'call_sql', 'concat', 'concat_ws',
@@ -345,6 +346,8 @@ def declared_type(expression: Expression) -> Optional[DataType]:
     kind, args = inner._name, inner._args
     if kind == 'cast':
         return args[1]
+    if kind == 'sql':
+        return cast_type(parse_expression(args[0]))
     if kind == 'literal' and isinstance(args[0], str) and args[1] is None:
         return CharType(max(1, len(args[0])), False)
     if kind == 'TO_TIMESTAMP_LTZ':
@@ -374,7 +377,7 @@ def to_sql(expression: Expression, type_of: Callable[[str], DataType],
         if kind == 'literal':
             return _literal(*args)
         if kind == 'sql':
-            return '(%s)' % args[0]
+            return '(%s)' % expression_to_spark_sql(args[0])
         if kind == 'as':
             return sql(args[0])
         if kind == 'cast':

@@ -4,7 +4,9 @@ renamed by a field string or declared by a :class:`Schema` (physical, computed a
 rows are first needed (then it must be bounded). A table of the stream's fields keeps its
 ``StreamRows``, for streaming GROUP BYs (``changelog.py``)."""
 import datetime
-from typing import List
+from typing import List, Optional
+
+import sqlglot
 
 from api.common.typeinfo import ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation
 from api.datastream.data_stream import DataStream
@@ -13,6 +15,9 @@ from engine.graph import reachable
 from .changelog import RowOf, StreamRows
 from .data_frames import Columns, to_data_frame
 from .expressions import col, to_sql
+from .row_expressions import compile_expression
+from .sql_parser import parse_expression
+from .stream_sql import column_resolver
 from .schema import ComputedColumn, MetadataColumn, PhysicalColumn, Schema
 from .table import Table
 from .types import data_type_of
@@ -55,7 +60,8 @@ def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> 
         return to_data_frame(t_env._spark(), columns, rows)
     table = Table(t_env, columns, make_data_frame)
     if not rowtimes:
-        table._stream_rows = StreamRows(data_stream, RowOf(tuple(picks), atomic))
+        table._stream_rows = StreamRows(data_stream, RowOf(tuple(picks), atomic),
+                                        [n for n, _ in columns])
     if fields_or_schema and isinstance(fields_or_schema[0], Schema):
         if len(fields_or_schema) > 1:
             raise ValueError("from_data_stream(): give one Schema")
@@ -90,6 +96,7 @@ def _rowtime_columns(fields_or_schema: tuple) -> List[MetadataColumn]:
 
 def _with_schema(table: Table, schema: Schema) -> Table:
     """The table of a stream's columns as ``schema`` declares them."""
+    rows = table._stream_rows
     declared = [c for c in schema._columns if isinstance(c, PhysicalColumn)]
     metadata = [c for c in schema._columns if isinstance(c, MetadataColumn)]
     # Flink shows computed columns and the watermark in the schema of a table of all the
@@ -139,7 +146,39 @@ def _with_schema(table: Table, schema: Schema) -> Table:
                    schema_lines=lines)
     result._watermark_specs = list(schema._watermark_specs)
     result._rowtime = table._rowtime
+    result._stream_rows = _schema_rows(rows, schema, [n for n, _ in result._columns])
     return result
+
+
+def _schema_rows(rows: Optional[StreamRows], schema: Schema,
+                 names: List[str]) -> Optional[StreamRows]:
+    """The rows of a Schema's table from its stream's rows: the declared physical columns,
+    then the computed ones (None where a column is not computed here per record)."""
+    if rows is None:
+        return None
+    declared = [c.name for c in schema._columns if isinstance(c, PhysicalColumn)]
+    computed = [c for c in schema._columns if isinstance(c, ComputedColumn)]
+    picks = [rows.names.index(n) for n in declared] if declared else \
+        list(range(len(rows.names)))
+    physical = [rows.names[i] for i in picks]
+    try:
+        expressions = tuple(compile_expression(
+            parse_expression(c.expression._args[0]) if c.expression._name == 'sql' else
+            sqlglot.parse_one(to_sql(c.expression, _no_types, _no_functions), read='spark'),
+            column_resolver(physical, str(c.expression)), str(c.expression))
+            for c in computed)
+    except (NotImplementedError, ValueError):
+        return None
+    return StreamRows(rows.data_stream, RowOf(tuple(rows.row_of.picks[i] for i in picks),
+                                              rows.row_of.atomic, expressions), names)
+
+
+def _no_types(sql: str):
+    raise ValueError("a computed column of a Schema is typed by Spark, not here")
+
+
+def _no_functions(function):
+    raise ValueError("a computed column calling a Python function runs on Spark here")
 
 
 def _check_bounded(data_stream: DataStream) -> None:

@@ -352,7 +352,8 @@ class Table:
             return session.sql(template, **dict(zip(names, frames)))
         planned = columns_of(frame([t._empty_frame() for t in inputs]))
         types = list(types) + [None] * (len(planned) - len(types))
-        table = Table(self._t_env, [(n, _keep(t, d)) for (n, t), d in zip(planned, types)],
+        table = Table(self._t_env,
+                      [(n, keep_declared(t, d)) for (n, t), d in zip(planned, types)],
                       lambda: frame([t._data_frame() for t in inputs]), updating)
         table._rowtime = rowtime
         return table
@@ -375,7 +376,7 @@ class Table:
         return None
 
 
-def _keep(planned: DataType, declared: Optional[DataType]) -> DataType:
+def keep_declared(planned: DataType, declared: Optional[DataType]) -> DataType:
     """``declared`` with the planned nullability, where Spark holds both alike."""
     from .data_frames import spark_type
     if declared is None or spark_type(declared) != spark_type(planned):

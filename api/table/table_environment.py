@@ -14,14 +14,16 @@ from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
 from api.util.exceptions import TableException
-from .changelog import RetractMessages, parse_group_by
+from .changelog import RetractMessages
 from .connectors import datagen_fields, datagen_stream, sink_writer
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
 from .expressions import col
+from .sql_parser import cast_type, parse_query, table_names, to_spark_sql
 from .statement_set import StatementSet
+from .stream_sql import plan_streaming_query
 from .stream_tables import table_of_stream
-from .table import Table
+from .table import Table, keep_declared
 from .table_config import TableConfig
 from .table_result import ResultKind, TableResult
 from .types import DataType, DataTypes, data_type_of, type_info_of
@@ -217,31 +219,36 @@ class TableEnvironment:
 
     # --- SQL -----------------------------------------------------------------------------
     def sql_query(self, query: str) -> Table:
-        """The table of a SELECT query (Spark SQL) over this environment's views."""
+        """The table of a SELECT query (Flink SQL, parsed and run as Spark SQL) over this
+        environment's views. In STREAMING mode a GROUP BY, a windowing table function or
+        an interval join over views of streams runs on the streams' own operators."""
         if _statement_keyword(query) not in _QUERY_KEYWORDS:
             raise ValueError(_not_a_query(query, "sql_query"))
-        aggregate = self._streaming_group_by(query)
-        if aggregate is not None:
-            return aggregate
-        session = self._spark()
-        for name, table in self._views.items():
-            # a view's stream runs only when a query names it
-            if re.search(r'(?<![\w$])%s(?![\w$])' % re.escape(name), query, re.I):
-                table._data_frame().createOrReplaceTempView(name)
-        frame = session.sql(query)
-        updating = self._is_streaming() and bool(_UPDATING_PLAN.search(
-            frame._jdf.queryExecution().analyzed().toString()))
-        return Table(self, columns_of(frame), lambda: frame, updating)
+        tree = parse_query(query)
+        if self._is_streaming():
+            table = plan_streaming_query(self, tree, query)
+            if table is not None:
+                return table
+        return self._spark_query(tree, query)
 
-    def _streaming_group_by(self, query: str):
-        """In STREAMING mode, the changelog table of ``SELECT ... FROM view GROUP BY ...``
-        over a view of a DataStream, or None."""
-        parsed = parse_group_by(query) if self._is_streaming() else None
-        view = parsed and self._views.get(parsed[0])
-        if view is None or view._stream_rows is None:
-            return None
-        table = view.group_by(*parsed[1]).select(*parsed[2])
-        return table if table._changelog is not None else None
+    def _spark_query(self, tree, query: str) -> Table:
+        """The table of a parsed query run as Spark SQL; it is planned over the views'
+        empty tables (no stream runs until its rows are needed)."""
+        session, spark_sql = self._spark(), to_spark_sql(tree, query)
+        views = {n: self._views[n] for n in table_names(tree) if n in self._views}
+
+        def frame(planning: bool):
+            for name, view in views.items():  # a view's stream runs only when queried
+                (view._empty_frame() if planning else view._data_frame()) \
+                    .createOrReplaceTempView(name)
+            return session.sql(spark_sql)
+        planned = frame(True)
+        updating = self._is_streaming() and bool(_UPDATING_PLAN.search(
+            planned._jdf.queryExecution().analyzed().toString()))
+        table = Table(self, _flink_columns(tree, columns_of(planned), views),
+                      lambda: frame(False), updating)
+        table._rowtime = _rowtime_of(tree, views)
+        return table
 
     def execute_sql(self, stmt: str) -> TableResult:
         """Runs a statement and returns its result: a query (SELECT, WITH, VALUES: Spark
@@ -423,6 +430,9 @@ class StreamTableEnvironment(TableEnvironment):
         (``Types.ROW_NAMED``), of kind INSERT. Fails for a table Flink updates (a GROUP BY
         in STREAMING mode: see ``to_changelog_stream``), as Flink does."""
         self._data_stream_sinks += 1
+        if isinstance(table, Table) and table._changelog is not None and \
+                not table._changelog.updating:  # it appends
+            return self._changelog_stream(table)
         if isinstance(table, Table) and table._changelog is not None:
             raise TableException(
                 "Table sink '*anonymous_datastream_sink$%d*' doesn't support consuming update "
@@ -459,11 +469,14 @@ class StreamTableEnvironment(TableEnvironment):
         """A DataStream of the table's rows as ``type_info`` (a ROW or TUPLE type: fields
         mapped by position, types must match; an atomic type for a one-column table).
         Fails for a table Flink updates (a GROUP BY in STREAMING mode), as Flink does."""
-        if isinstance(table, Table) and table._changelog is not None:
+        if isinstance(table, Table) and table._changelog is not None and \
+                table._changelog.updating:
             raise TableException("toAppendStream doesn't support consuming update changes "
                                  "which is produced by node " + table._changelog.node())
         _check_own(self, table, "to_append_stream")
         _check_fields_match(table._columns, type_info, "to_append_stream")
+        if table._changelog is not None:  # an appending plan of the engine's operators
+            return self._changelog_stream(table).map(_record_of(type_info), type_info)
         return self._env.from_collection(_records(table, type_info), type_info)
 
     def to_retract_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
@@ -479,6 +492,43 @@ class StreamTableEnvironment(TableEnvironment):
                 Types.TUPLE([Types.BOOLEAN(), type_info]))
         return self._env.from_collection([(True, r) for r in _records(table, type_info)],
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
+
+
+def _flink_columns(tree, columns: Columns, views: dict) -> Columns:
+    """The planned ``columns`` of a query as Flink names and types them: an unnamed item
+    that is not a column is ``EXPR$<position>``; a column keeps its view's type and a
+    top-level CAST its declared type (Flink keeps precision and length, Spark not)."""
+    items = tree.expressions if tree.key == 'select' else []
+    if len(items) != len(columns):
+        return columns
+    view_types = {}
+    for view in views.values():
+        for name, data_type in view._columns:
+            view_types[name] = None if name in view_types else data_type  # ambiguous
+    flink_columns = []
+    for position, ((name, planned), item) in enumerate(zip(columns, items)):
+        declared = cast_type(item)
+        inner = item.this if item.key == 'alias' else item
+        if inner.key == 'column':
+            declared = view_types.get(inner.name)
+        elif item.key != 'alias':
+            name = 'EXPR$%d' % position
+        flink_columns.append((name, keep_declared(planned, declared)))
+    return flink_columns
+
+
+def _rowtime_of(tree, views: dict):
+    """The select item that is the rowtime attribute of the one view a query projects."""
+    if tree.key != 'select' or len(views) != 1 or tree.args.get('group') is not None:
+        return None
+    rowtime = next(iter(views.values()))._rowtime
+    for item in tree.expressions:
+        if item.key == 'star' and rowtime:
+            return rowtime
+        inner = item.this if item.key == 'alias' else item
+        if inner.key == 'column' and inner.name == rowtime:
+            return item.alias_or_name
+    return None
 
 
 def _inferred_type(values: list, name: str) -> DataType:

@@ -1,0 +1,161 @@
+"""Plans a parsed SQL query in STREAMING mode onto DataStream operators: a GROUP BY (with
+WHERE before it, HAVING and expressions of aggregates after it) over a view of a stream
+becomes Flink's changelog (``changelog.py``); a windowing table function
+(``window_tvf.py``) appends. Other queries run
+as before, on Spark SQL over the bounded stream; constructs Flink would plan otherwise
+fail here, at planning, naming the construct."""
+from typing import List, Optional
+
+from sqlglot import exp
+
+from .changelog import Aggregate, Calc, GroupAggregate
+from .row_expressions import compile_expression
+from .sql_parser import WindowFunction, to_spark_sql, unsupported
+from .types import DataType, DataTypes
+
+__all__ = ['plan_streaming_query', 'column_resolver', 'flink_aggregate_type',
+           'AGGREGATE_NODES']
+
+AGGREGATE_NODES = {exp.Sum: 'sum', exp.Count: 'count', exp.Min: 'min', exp.Max: 'max',
+                   exp.Avg: 'avg'}
+_INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
+
+
+def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
+    """The table of ``tree`` planned on the engine's operators, or None where it runs on
+    Spark SQL (a query of no stream, or one that only projects and filters)."""
+    if next(tree.find_all(exp.Window), None) is not None:
+        raise unsupported('OVER windows', sql)
+    if not isinstance(tree, exp.Select):
+        return None
+    source = tree.args.get('from_') or tree.args.get('from')
+    source = source.this if source is not None else None
+    function = source.find(WindowFunction) if source is not None else None
+    if function is not None:  # FROM TABLE(TUMBLE(...))
+        from .window_tvf import plan_window_query
+        return plan_window_query(t_env, tree, function, sql)
+    if tree.args.get('joins'):  # joins of bounded streams run on Spark SQL
+        return None
+    if tree.args.get('group') is None and not any(
+            node for node in tree.find_all(*AGGREGATE_NODES)):
+        return None
+    if not isinstance(source, exp.Table):
+        return None
+    view = t_env._views.get(source.name)
+    if view is None or view._stream_rows is None or view._updating:
+        return None
+    return _group_aggregate(t_env, view, tree, sql)
+
+
+def column_resolver(names: List[str], sql: str, qualifiers=None):
+    """The index of a column reference among ``names`` (``qualifiers``: table name or
+    alias -> offset and names of its columns, for a query of several tables)."""
+    def resolve(column: exp.Column) -> int:
+        if qualifiers is not None and column.table:
+            offset, table_names = qualifiers.get(column.table, (None, ()))
+            if column.name in table_names:
+                return offset + table_names.index(column.name)
+        elif column.name in names:
+            if names.count(column.name) > 1:
+                raise ValueError(f"Column '{column.name}' is ambiguous in: {sql}")
+            return names.index(column.name)
+        raise ValueError(f"Column '{column.sql()}' not found in any table; the columns are "
+                         f"{names}: {sql}")
+    return resolve
+
+
+def flink_aggregate_type(function: str, argument: Optional[DataType]) -> DataType:
+    """The result type of a Flink aggregate of a column of ``argument`` type: COUNT is
+    BIGINT NOT NULL; SUM, MIN, MAX and AVG keep the argument's type (AVG of integers is
+    an integer), and its nullability (a group has a row)."""
+    if function == 'count':
+        return DataTypes.BIGINT(False)
+    if function == 'sum' and argument._root == 'DECIMAL':
+        return DataTypes.DECIMAL(38, argument._args[1], argument._nullable)
+    return argument
+
+
+def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
+    names = [n for n, _ in view._columns]
+    resolve = column_resolver(names, sql)
+    where = tree.args.get('where')
+    condition = compile_expression(where.this, resolve, sql) if where is not None else None
+    group = tree.args.get('group')
+    keys = list(group.expressions) if group is not None else []
+    for key in keys:
+        if not isinstance(key, exp.Column):
+            raise unsupported(f"GROUP BY expressions ({key.sql()})", sql)
+    key_names = [k.name for k in keys]
+    arguments, aggregates = [], []  # pre-Calc items after the keys; Aggregates
+
+    def aggregate_of(node: exp.Expression) -> int:
+        function = AGGREGATE_NODES[type(node)]
+        argument = node.this
+        distinct = isinstance(argument, exp.Distinct)
+        if distinct:
+            if len(argument.expressions) != 1:
+                raise unsupported('DISTINCT aggregates of several columns', sql)
+            argument = argument.expressions[0]
+        star = isinstance(argument, exp.Star) or argument is None
+        if star and function != 'count':
+            raise unsupported(f"{function.upper()}(*)", sql)
+        field = None
+        if not star:
+            field = len(keys) + len(arguments)
+            arguments.append(argument)
+        aggregates.append((function, field, distinct))
+        return len(aggregates) - 1
+
+    def post_node(node: exp.Expression) -> exp.Expression:
+        """``node`` over the aggregate's output: keys by position, aggregates after them."""
+        if type(node) in AGGREGATE_NODES:
+            return exp.column('__agg%d' % aggregate_of(node))
+        if isinstance(node, exp.Column):
+            if node.name not in key_names:
+                raise ValueError(f"Expression '{node.sql()}' is not being grouped: {sql}")
+            return exp.column('__key%d' % key_names.index(node.name))
+        return node
+    items = [e.transform(post_node, copy=True) for e in tree.expressions]
+    having = tree.args.get('having')
+    having = having.this.transform(post_node, copy=True) if having is not None else None
+    # the types of the aggregate's input (the keys and arguments), planned by Spark
+    pre_sql = 'SELECT %s FROM {t}%s' % (
+        ', '.join(to_spark_sql(e, sql) for e in keys + arguments) or '1',
+        ' WHERE ' + to_spark_sql(where.this, sql) if where is not None else '')
+    pre_columns = view._query(pre_sql)._columns
+    for i, key in enumerate(keys):
+        pre_columns[i] = (key.name, dict(view._columns)[key.name])
+    output_names = ['__key%d' % i for i in range(len(keys))] + \
+        ['__agg%d' % j for j in range(len(aggregates))]
+    post_resolve = column_resolver(output_names, sql)
+    post = Calc(compile_expression(having, post_resolve, sql) if having is not None else None,
+                tuple(compile_expression(e, post_resolve, sql) for e in items))
+    plan = GroupAggregate(
+        view._stream_rows.data_stream, view._stream_rows.row_of,
+        tuple('__in%d' % i for i in range(len(pre_columns))),
+        tuple(t for _, t in pre_columns), tuple(range(len(keys))),
+        tuple(Aggregate(f, field, distinct, field is not None and
+                        pre_columns[field][1]._root in _INTEGRAL)
+              for f, field, distinct in aggregates),
+        tuple([('key', i) for i in range(len(keys))] +
+              [('aggregate', j) for j in range(len(aggregates))]),
+        Calc(condition, tuple(compile_expression(e, resolve, sql) for e in keys + arguments)),
+        post)
+    table = t_env._spark_query(tree, sql)
+    output_types = [t for _, t in pre_columns[:len(keys)]] + [
+        flink_aggregate_type(f, pre_columns[field][1] if field is not None else None)
+        for f, field, _ in aggregates]
+    table._columns = [(name, _direct_type(item, output_names, output_types) or data_type)
+                      for (name, data_type), item in zip(table._columns, items)]
+    table._changelog = plan
+    return table
+
+
+def _direct_type(item: exp.Expression, names: List[str],
+                 types: List[DataType]) -> Optional[DataType]:
+    """The type of a select item that is a key or an aggregate as it is, else None."""
+    while isinstance(item, (exp.Alias, exp.Paren)):
+        item = item.this
+    if isinstance(item, exp.Column) and item.name in names:
+        return types[names.index(item.name)]
+    return None
