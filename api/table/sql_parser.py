@@ -10,9 +10,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-__all__ = ['FlinkSQL', 'WindowFunction', 'cast_type', 'expression_to_spark_sql', 'parse_expression',
-           'parse_query',
-           'table_names', 'to_spark_sql', 'unsupported']
+__all__ = ['FlinkSQL', 'WindowFunction', 'cast_type', 'expression_to_spark_sql',
+           'parse_expression', 'parse_query', 'table_names', 'to_spark_sql', 'unsupported']
 
 WINDOW_FUNCTIONS = ('TUMBLE', 'HOP', 'CUMULATE', 'SESSION')
 
@@ -37,8 +36,8 @@ def _window_function(name: str):
                 self._match_r_paren()
         arguments = self._parse_csv(self._parse_assignment) if self._match(TokenType.COMMA) \
             else []
-        return self.expression(WindowFunction(this=exp.Var(this=name), table=table, partition_by=partition,
-                                              expressions=arguments))
+        return self.expression(WindowFunction(this=exp.Var(this=name), table=table,
+                                              partition_by=partition, expressions=arguments))
     return parse
 
 
