@@ -187,10 +187,18 @@ def _run_subtask(load, run_id, stage_id, partition, batch, inputs):
     return run(load, run_id, stage_id, partition, batch, inputs)
 
 
-def _run_source_stage(load, run_id, stage_id, batch, max_attempts, partition, ranges):
-    return _retrying(_run_subtask(load, run_id, stage_id, partition, batch,
-                                  [r for split_ranges in ranges for r in split_ranges]),
+def _run_source_stage(load, run_id, stage_id, batch, max_attempts, ranges, partition, items):
+    """Runs subtask ``partition`` of a source stage; ``ranges``: each subtask's split
+    ranges."""
+    _read_index(items)
+    return _retrying(_run_subtask(load, run_id, stage_id, partition, batch, ranges[partition]),
                      max_attempts)
+
+
+def _read_index(items) -> None:
+    """Reads a task's input, its partition's one index: a Python worker whose input was
+    not read to its end is not reused (the next task would fork a new one)."""
+    (_,) = items
 
 
 def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
@@ -201,9 +209,10 @@ def _run_stage(load, run_id, stage_id, batch, max_attempts, partition, pairs):
         _run_subtask(load, run_id, stage_id, partition, batch, chunks), max_attempts))
 
 
-def _run_partition_task(load, run_id, steps, batch, ranges, partition, _):
+def _run_partition_task(load, run_id, steps, batch, ranges, partition, items):
     """Runs partition index ``partition`` of a batch; ``ranges``: each index's split
     ranges, by source stage."""
+    _read_index(items)
     return run_partition(functools.partial(_run_subtask, load, run_id), steps, batch,
                          partition, ranges[partition])
 
@@ -265,7 +274,7 @@ class SparkExecutor(Executor):
         self._broadcast = None
         self._bundle = bundle
         self._steps = None  # set when a batch runs as one task per partition index
-        self._partition_indices = None  # then: an RDD of one item per partition index
+        self._indices = {}  # n -> an RDD of n partitions, one item each, for the tasks
         self._removals = concurrent.futures.ThreadPoolExecutor(1, "exchange-removal")
         self.shares_driver_disk = self.sc.master.startswith("local")
         self.task_attempts = (task_attempts(self.sc.master, session.conf)  # one lookup at most
@@ -279,8 +288,13 @@ class SparkExecutor(Executor):
         if one_task_per_partition(job.plan, self.sc.master, self.session.conf,
                                   self.task_attempts, self._jvm_cores):
             self._steps = stage_steps(job.plan)
-            partitions = max(stage.parallelism for stage in job.plan.stages)
-            self._partition_indices = self.sc.parallelize(range(partitions), partitions)
+
+    def _partition_indices(self, n: int):
+        """An RDD of ``n`` partitions of one item each, made once: a batch's tasks get
+        their split ranges with their function, not through a new RDD's temporary file."""
+        if n not in self._indices:
+            self._indices[n] = self.sc.parallelize(list(range(n)), n)
+        return self._indices[n]
 
     def _jvm_cores(self) -> int:
         return self.sc._jvm.java.lang.Runtime.getRuntime().availableProcessors()
@@ -316,12 +330,12 @@ class SparkExecutor(Executor):
         self._name_job(batch)
         batch = dataclasses.replace(batch, keeps_own_chunks=self._hosts_by_partition())
         stages = self.job.plan.stages
-        partitions = self._partition_indices.getNumPartitions()
+        partitions = max(stage.parallelism for stage in stages)
         ranges = [{s.id: source_ranges[s.id][p] for s in stages
                    if s.is_source and p < s.parallelism} for p in range(partitions)]
         run = functools.partial(_run_partition_task, functools.partial(
             _load_job, self._broadcast), self.job.run_id, self._steps, batch, ranges)
-        return self._collect(batch, self._partition_indices.barrier()
+        return self._collect(batch, self._partition_indices(partitions).barrier()
                              .mapPartitionsWithIndex(run))
 
     def _hosts_by_partition(self) -> bool:
@@ -346,9 +360,9 @@ class SparkExecutor(Executor):
         stage_names = self._name_job(batch)
         for stage in plan.stages:
             if stage.is_source:
-                rdd = sc.parallelize(source_ranges[stage.id], stage.parallelism)
+                rdd = self._partition_indices(stage.parallelism)
                 run = functools.partial(_run_source_stage, load, job.run_id, stage.id, batch,
-                                        self.task_attempts)
+                                        self.task_attempts, source_ranges[stage.id])
             else:
                 edge_ids = frozenset(stage.in_edges)
                 upstream = sorted({plan.nodes[plan.edges[e].src].stage for e in stage.in_edges})
