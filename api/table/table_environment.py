@@ -15,10 +15,11 @@ from api.datastream.stream_execution_environment import StreamExecutionEnvironme
 from engine.driver.job import spark_session
 from api.util.exceptions import TableException
 from .changelog import RetractMessages
-from .connectors import datagen_fields, datagen_stream, sink_writer
+from .connectors import connector_of
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
 from .expressions import col
+from .inserts import insert_stream
 from .sql_parser import cast_type, parse_query, table_names, to_spark_sql
 from .statement_set import StatementSet
 from .stream_sql import plan_streaming_query
@@ -37,12 +38,6 @@ _UPDATING_PLAN = re.compile(r'^[\s:+\-]*(Aggregate|Distinct|Deduplicate|Except|I
                             r'Sort|Join (LeftOuter|RightOuter|FullOuter))\b', re.M)
 _OK = TableResult([('result', DataTypes.STRING())], [Row('OK')],
                   result_kind=ResultKind.SUCCESS, printed='OK')
-CONNECTORS_INSTEAD = (
-    "Read other systems with a DataStream source (env.from_source(...) with a FileSource, "
-    "KafkaSource, NumberSequenceSource or DataGeneratorSource, or env.from_collection(...)) "
-    "and make a table of it with t_env.from_data_stream(ds); write a table with "
-    "t_env.to_data_stream(table) and a DataStream sink (sink_to(FileSink...), "
-    "sink_to(KafkaSink...), add_sink(JdbcSink.sink(...)), print())")
 _COMMENTS = re.compile(r'(--[^\n]*|/\*.*?\*/|\s)+', re.S)
 
 
@@ -179,7 +174,7 @@ class TableEnvironment:
     def from_path(self, path: str) -> Table:
         """The table registered under ``path``: a view, or a table of CREATE TABLE."""
         name = _simple_name(path)
-        if name in self._sinks:
+        if name in self._sinks and name not in self._views:
             definition = self._sinks[name]
             return _unreadable(self, definition, (
                 f"Connector '{definition.options['connector']}' can only be used as a sink. "
@@ -252,7 +247,7 @@ class TableEnvironment:
 
     def execute_sql(self, stmt: str) -> TableResult:
         """Runs a statement and returns its result: a query (SELECT, WITH, VALUES: Spark
-        SQL), ``CREATE TABLE ... WITH ('connector' = 'datagen' | 'print' | 'blackhole')``,
+        SQL), ``CREATE TABLE ... WITH ('connector' = ...)`` (see ``api.table.connectors``),
         ``DROP TABLE`` or ``INSERT INTO sink SELECT ...``."""
         keyword = _statement_keyword(stmt)
         if keyword in _QUERY_KEYWORDS:
@@ -263,16 +258,16 @@ class TableEnvironment:
                         stmt, re.I)
         if drop:
             name = _simple_name(drop.group(3))
-            if self._sinks.pop(name, None) is None and self._views.pop(name, None) is None \
-                    and not drop.group(2):
+            dropped = [self._sinks.pop(name, None), self._views.pop(name, None)]
+            if dropped == [None, None] and not drop.group(2):
                 raise ValueError(f"Table with identifier '{name}' does not exist.")
             return _OK
         if keyword == 'INSERT':
             return self._insert(*self._insert_statement(stmt))
         if keyword in ('CREATE', 'ALTER', 'DROP', 'EXECUTE', 'BEGIN'):
             raise NotImplementedError(f"execute_sql(): {_head(stmt)} cannot run here: the "
-                                      "statements here are queries, CREATE TABLE (datagen, "
-                                      "print, blackhole), DROP TABLE and INSERT INTO")
+                                      "statements here are queries, CREATE TABLE, DROP TABLE "
+                                      "and INSERT INTO")
         raise ValueError(_not_a_query(stmt, "execute_sql"))
 
     # --- connector tables ------------------------------------------------------------------
@@ -290,25 +285,18 @@ class TableEnvironment:
                 return _OK
             raise ValueError(f"Could not execute CreateTable in path `{name}`: a table of "
                              "that name exists")
-        connector = definition.options.get('connector')
-        if connector == 'datagen' and not self._is_streaming() and \
+        connector = connector_of(definition)  # its options are checked now, as Flink does
+        if connector.sink is not None:
+            self._sinks[name] = definition
+        if definition.options['connector'] == 'datagen' and not self._is_streaming() and \
                 'number-of-rows' not in definition.options:  # Flink's BATCH mode: unbounded
-            datagen_fields(definition)  # its options are checked now, as Flink does
             self._views[name] = _unreadable(self, definition, (
                 f"Querying an unbounded table 'default_catalog.default_database.{name}' in "
                 "batch mode is not allowed. The table source is unbounded."))
-        elif connector == 'datagen':
+        elif connector.source is not None:
             self._views[name] = table_of_stream(
-                self, datagen_stream(self._stream_env(), definition,
-                                     self._config._parallelism()), (definition.schema,))
-        elif connector in ('print', 'blackhole'):
-            sink_writer(definition)  # its options are checked now, as Flink does
-            self._sinks[name] = definition
-        else:
-            raise NotImplementedError(
-                f"execute_sql(): the table '{name}' of connector {connector!r} is not "
-                "available here: SQL tables here are 'datagen' (a source), 'print' and "
-                f"'blackhole' (sinks). {CONNECTORS_INSTEAD}.")
+                self, connector.source(self._stream_env(), definition,
+                                       self._config._parallelism()), (definition.schema,))
         return _OK
 
     def _insert(self, table_path: str, table: Table, overwrite: bool) -> TableResult:
@@ -324,30 +312,18 @@ class TableEnvironment:
             if definition is None:
                 raise ValueError(f"Table '{path}' was not found." if name not in self._views
                                  else f"Table '{path}' is not a sink table (its connector "
-                                 "reads); the sink tables here are 'print' and 'blackhole'")
+                                 "only reads)")
             if overwrite:
                 raise ValueError(f"INSERT OVERWRITE: the table '{name}' of connector "
                                  f"'{definition.options['connector']}' cannot be overwritten")
-            table._check_executable('execute_insert')
-            if table._changelog is not None:
-                raise NotImplementedError(
-                    f"execute_insert(): the changelog of a GROUP BY in STREAMING mode cannot "
-                    f"be written to the table '{name}' here; write "
-                    "t_env.to_changelog_stream(table) with a DataStream sink")
-            columns = definition.physical_columns()
-            if len(columns) != len(table._columns):
-                raise ValueError(
-                    f"Column types of query result and sink for '{name}' do not match: the "
-                    f"query has {len(table._columns)} columns, the sink {len(columns)}")
-            writes.append((name, table.select(*[
-                col(n).cast(t).alias(sink_name)
-                for (n, _), (sink_name, t) in zip(table._columns, columns)]),
-                sink_writer(definition, self._config._parallelism())))
+            connector = connector_of(definition)
+            writes.append((name, insert_stream(self, table, definition, connector),
+                           connector.sink(definition, self._config._parallelism())))
         env = self._stream_env()
 
         def define():
-            for _, table, write in writes:
-                write(env.from_collection(table._rows(), _row_type_info(table._columns)))
+            for _, rows, write in writes:
+                write(rows())
         env._execute_apart(define, 'insert-into_' + ','.join(
             'default_catalog.default_database.' + name for name, _, _ in writes))
         return TableResult([('default_catalog.default_database.' + name,

@@ -139,8 +139,8 @@ def test_sql_tables_fail_as_flink_fails_or_naming_what_is_missing(spark):
     streaming = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     with pytest.raises(NotImplementedError, match="unbounded.*'number-of-rows'"):
         streaming.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen')")
-    with pytest.raises(NotImplementedError, match="connector 'kafka' is not available"):
-        t_env.execute_sql("CREATE TABLE k (a INT) WITH ('connector' = 'kafka')")
+    with pytest.raises(ValueError, match="Could not find any factory for identifier 'nope'"):
+        t_env.execute_sql("CREATE TABLE k (a INT) WITH ('connector' = 'nope')")
     t_env.execute_sql("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', "
                       "'number-of-rows' = '3')")
     t_env.execute_sql("CREATE TABLE p (a INT, b INT) WITH ('connector' = 'print')")

@@ -1,22 +1,19 @@
-"""The SQL connectors of ``CREATE TABLE ... WITH ('connector' = ...)``, on the project's
-DataStream connectors: ``datagen`` is a bounded DataGeneratorSource of random (or
-sequence) values as Flink's datagen makes them; ``print`` and ``blackhole`` are sinks that
-print each row as ``+I[a, b]`` or drop it. Options are Flink's; an unknown one fails."""
+"""The ``datagen`` SQL connector: a bounded DataGeneratorSource of random (or sequence)
+values as Flink's datagen makes them, with Flink's ``fields.<f>.*`` options."""
 import datetime
 import decimal
 import random
-from typing import Callable, Dict, List, Optional
+from typing import Dict, List, Optional
 
-from api.common.typeinfo import Types
 from api.common.types import Row
 from api.common.watermark_strategy import WatermarkStrategy
 from api.datastream.connectors.datagen import DataGeneratorSource
 from api.datastream.data_stream import DataStream
-from api.datastream.functions import SinkFunction
-from .ddl import TableDefinition
-from .types import DataType, type_info_of
+from ..ddl import TableDefinition
+from ..types import DataType
+from .options import SqlConnector, check_options, row_type
 
-__all__ = ['datagen_fields', 'datagen_stream', 'sink_writer']
+__all__ = ['DATAGEN', 'datagen_fields', 'datagen_stream']
 
 _INTEGER_RANGES = {'TINYINT': 8, 'SMALLINT': 16, 'INT': 32, 'BIGINT': 64}
 _FLOAT_RANGES = {'FLOAT': (1.4e-45, 3.4028235e38), 'DOUBLE': (4.9e-324, 1.7976931348623157e308)}
@@ -30,7 +27,6 @@ def datagen_stream(env, definition: TableDefinition,
     field's ``start``..``end``), random values by default: integers over the type's range,
     strings of ``length`` (100) hex digits, booleans, the current time."""
     options = definition.options
-    columns = definition.physical_columns()
     fields = datagen_fields(definition)
     counts = [int(options['number-of-rows'])] if 'number-of-rows' in options else []
     counts += [f.sequence_length for f in fields if f.sequence_length is not None]
@@ -39,9 +35,8 @@ def datagen_stream(env, definition: TableDefinition,
             f"the datagen table '{definition.name}' is unbounded (no 'number-of-rows' and no "
             "sequence field): tables here hold a bounded stream's rows; set "
             "'number-of-rows'")
-    row_type = Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
     source = DataGeneratorSource(_RandomRows(fields, random.getrandbits(64)), count=min(counts),
-                                 type_info=row_type)
+                                 type_info=row_type(definition))
     stream = env.from_source(source, WatermarkStrategy.no_watermarks(), 'datagen')
     return stream if parallelism is None else stream.set_parallelism(parallelism)
 
@@ -50,56 +45,13 @@ def datagen_fields(definition: TableDefinition) -> List['_FieldGenerator']:
     """The generators of a datagen table's fields, its options checked."""
     options = definition.options
     columns = definition.physical_columns()
-    _check_options('datagen', options, ['connector', 'number-of-rows', 'rows-per-second'] +
+    check_options('datagen', options, ['number-of-rows', 'rows-per-second'] +
                    ['fields.%s.%s' % (n, o) for n, _ in columns for o in _FIELD_OPTIONS])
     return [_FieldGenerator(n, t, {o: options[k] for o in _FIELD_OPTIONS
                                    if (k := 'fields.%s.%s' % (n, o)) in options})
             for n, t in columns]
 
-
-def sink_writer(definition: TableDefinition,
-                parallelism: Optional[int] = None) -> Callable[[DataStream], object]:
-    """What writes a stream of the table's rows to a print or blackhole table (at
-    ``parallelism``, or the sink's 'sink.parallelism', or the environment's)."""
-    options, connector = definition.options, definition.options.get('connector')
-    if connector == 'blackhole':
-        _check_options('blackhole', options, ['connector'])
-        return lambda stream: stream.add_sink(_Blackhole())
-    if connector != 'print':
-        raise NotImplementedError(f"the table '{definition.name}' of connector {connector!r} "
-                                  "cannot be written here: the SQL sink connectors here are "
-                                  "'print' and 'blackhole'")
-    _check_options('print', options, ['connector', 'print-identifier', 'standard-error',
-                                      'sink.parallelism'])
-    if options.get('standard-error', 'false').lower() != 'false':
-        raise NotImplementedError("the print connector's 'standard-error' = 'true' is not "
-                                  "available here: rows are printed to standard output")
-    columns = definition.physical_columns()
-    row_type = Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])
-    parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
-
-    def write(stream: DataStream):
-        lines = stream.map(row_type.to_java_string, Types.STRING())
-        if parallelism is not None:
-            lines = lines.set_parallelism(parallelism)
-        sink = lines.print(options.get('print-identifier'))
-        return sink if parallelism is None else sink.set_parallelism(parallelism)
-    return write
-
-
-def _check_options(connector: str, options: Dict[str, str], supported: List[str]) -> None:
-    unsupported = sorted(set(options) - set(supported))
-    if unsupported:
-        raise ValueError(f"Unsupported options found for '{connector}'. Unsupported options: "
-                         f"{', '.join(unsupported)}. Supported options: "
-                         f"{', '.join(sorted(supported))}")
-
-
-class _Blackhole(SinkFunction):
-    """Drops every row (the blackhole connector)."""
-
-    def invoke(self, value, context):
-        pass
+DATAGEN = SqlConnector(datagen_fields, source=datagen_stream)
 
 
 class _FieldGenerator:
