@@ -294,9 +294,11 @@ class TableEnvironment:
                 f"Querying an unbounded table 'default_catalog.default_database.{name}' in "
                 "batch mode is not allowed. The table source is unbounded."))
         elif connector.source is not None:
-            self._views[name] = table_of_stream(
-                self, connector.source(self._stream_env(), definition,
-                                       self._config._parallelism()), (definition.schema,))
+            stream = connector.source(self._stream_env(), definition,
+                                      self._config._parallelism())
+            self._views[name] = table_of_stream(self, stream, (definition.schema,))
+            if connector.changelog is not None:  # upserts and deletes: a changelog
+                self._views[name]._changelog = connector.changelog(stream, definition)
         return _OK
 
     def _insert(self, table_path: str, table: Table, overwrite: bool) -> TableResult:

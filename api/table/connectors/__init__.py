@@ -6,13 +6,14 @@ table is created, naming it."""
 from ..ddl import TableDefinition
 from .datagen import DATAGEN, datagen_fields
 from .filesystem import FILESYSTEM
+from .kafka import KAFKA, UPSERT_KAFKA
 from .options import SqlConnector
 from .print_sinks import BLACKHOLE, PRINT
 
 __all__ = ['SqlConnector', 'connector_of', 'datagen_fields']
 
 _CONNECTORS = {'datagen': DATAGEN, 'print': PRINT, 'blackhole': BLACKHOLE,
-               'filesystem': FILESYSTEM}
+               'filesystem': FILESYSTEM, 'kafka': KAFKA, 'upsert-kafka': UPSERT_KAFKA}
 
 
 def connector_of(definition: TableDefinition) -> SqlConnector:

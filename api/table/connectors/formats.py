@@ -77,7 +77,7 @@ class RowFormat:
     def serialize(self, row) -> bytes:
         """The bytes of one record of ``row``'s values (by position)."""
         if self._raw:
-            return self._serializer._serialize(row[0])
+            return None if row[0] is None else self._serializer._serialize(row[0])
         return self._serializer._serialize(Row(*[
             None if v is None else to(v) for to, v in zip(self._to_inner, row)]))
 
@@ -85,7 +85,7 @@ class RowFormat:
         """The Row of one record's bytes, named by the columns; None if it is unreadable
         and parse errors are ignored."""
         if self._raw:
-            values = [self._deserializer._deserialize(message)]
+            values = [None if message is None else self._deserializer._deserialize(message)]
         else:
             inner = self._deserializer._deserialize(message)
             if inner is None:

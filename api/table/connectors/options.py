@@ -17,11 +17,14 @@ class SqlConnector:
     DataStream of the table's rows (Rows named by its physical columns) and
     ``sink(definition, parallelism)`` what writes such a stream; None where the connector
     does not read (or write). ``upserts``: its sink takes a changelog (``-U``/``+U``/``-D``
-    rows), written as upserts on the primary key."""
+    rows), written as upserts on the primary key; ``changelog(stream, definition)``: its
+    source's stream is one of upserts and deletes, and this the table's changelog (with
+    ``node()`` and ``changelog_stream(row_type, uid)``)."""
     check: Callable[[TableDefinition], None]
     source: Optional[Callable] = None
     sink: Optional[Callable] = None
     upserts: bool = False
+    changelog: Optional[Callable] = None
 
 
 def check_options(connector: str, options: Dict[str, str], supported: Iterable[str],

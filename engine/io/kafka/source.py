@@ -235,14 +235,16 @@ class KafkaPartitionSource(Source):
 
     def read(self, descriptor) -> Tuple[List[Tuple[int, Any]], int]:
         topic, partition, start, end = descriptor
+        # a deserializer of whole records reads keys and tombstones (a None value) too
+        whole = getattr(self.deserializer, '_deserialize_record', None)
         deserialize = self.deserializer._deserialize
         records, skipped = [], 0
         for message in consume(self.config, topic, partition, start, end):
             data = message.value()
-            if data is None:
+            if data is None and whole is None:
                 continue  # a tombstone: no value to read
             try:
-                value = deserialize(data)
+                value = deserialize(data) if whole is None else whole(message.key(), data)
             except Exception as e:
                 raise RecordReadError(split_id(topic, partition), message.offset(), data,
                                       e) from e

@@ -1,0 +1,111 @@
+"""The kafka and upsert-kafka SQL connectors against a real Kafka-protocol broker (Tansu,
+see benchmarks/kafka_broker.py: it shows aborted transactions to read_committed readers,
+and its high watermark lags inside a record batch, so records read with
+'scan.bounded.mode' = 'latest-offset' are produced one batch each here)."""
+import json
+
+import pytest
+
+from api.common.types import RowKind
+from api.datastream import StreamExecutionEnvironment
+from api.table import EnvironmentSettings, StreamTableEnvironment
+from benchmarks.kafka_broker import create_topic, produce, read_messages, unique_topic
+
+
+def _t_env():
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    return StreamTableEnvironment.create(env, environment_settings=EnvironmentSettings
+                                         .in_streaming_mode())
+
+
+def _with(bootstrap, topic, *options):
+    return ("WITH ('connector' = 'kafka', 'topic' = '%s', 'properties.bootstrap.servers' = "
+            "'%s', 'properties.group.id' = 'g', 'scan.startup.mode' = 'earliest-offset', "
+            "'scan.bounded.mode' = 'latest-offset'%s)"
+            % (topic, bootstrap, ''.join(", '%s' = '%s'" % o for o in options)))
+
+
+def test_a_kafka_table_is_read_and_written_with_key_and_value_formats(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    source, sink = (create_topic(bootstrap, unique_topic(p), 2) for p in ('in', 'out'))
+    produce(bootstrap, source, ['%d;w%d;%d.5' % (i, i % 3, i) for i in range(12)] + ['bad'],
+            partition=0)
+    t_env = _t_env()
+    t_env.execute_sql("CREATE TABLE words (id INT, word STRING, score DOUBLE) "
+                      + _with(bootstrap, source, ('format', 'csv'),
+                              ('csv.field-delimiter', ';'), ('csv.ignore-parse-errors', 'true')))
+    with t_env.execute_sql("SELECT * FROM words WHERE id IS NOT NULL").collect() as rows:
+        assert sorted(tuple(r) for r in rows) == [(i, 'w%d' % (i % 3), i + .5)
+                                                  for i in range(12)]
+    t_env.execute_sql(
+        "CREATE TABLE keyed (word STRING, id INT, score DOUBLE) " + _with(
+            bootstrap, sink, ('key.format', 'raw'), ('key.fields', 'word'),
+            ('value.format', 'json'), ('value.fields-include', 'EXCEPT_KEY'),
+            ('sink.delivery-guarantee', 'exactly-once'),
+            ('sink.transactional-id-prefix', 'keyed')))
+    t_env.execute_sql("INSERT INTO keyed SELECT word, id, score FROM words").wait()
+    messages = read_messages(bootstrap, sink)
+    assert [json.loads(m.value()) for m in messages if m.key() is None] == [
+        {'id': None, 'score': None}]  # the unreadable record: a row of nulls, as in Flink
+    messages = [m for m in messages if m.key() is not None]
+    assert sorted((m.key().decode(), json.loads(m.value())['id']) for m in messages) == \
+        sorted(('w%d' % (i % 3), i) for i in range(12))
+    assert all(json.loads(m.value()).keys() == {'id', 'score'} for m in messages)
+
+
+def test_upsert_kafka_writes_a_changelog_as_upserts_and_tombstones(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    words, counts, copy = (create_topic(bootstrap, unique_topic(p)) for p in
+                           ('words', 'counts', 'copy'))
+    produce(bootstrap, words, ['a', 'b', 'a', 'c', 'a', 'b'])
+    t_env = _t_env()
+    t_env.execute_sql("CREATE TABLE words (word STRING) " +
+                      _with(bootstrap, words, ('format', 'raw')))
+
+    def upsert(name, topic):
+        t_env.execute_sql(
+            f"CREATE TABLE {name} (word STRING, n BIGINT, PRIMARY KEY (word) NOT ENFORCED) "
+            f"WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}', "
+            f"'properties.bootstrap.servers' = '{bootstrap}', 'key.format' = 'json', "
+            f"'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset')")
+    upsert('counts', counts)
+    upsert('copy', copy)
+    t_env.execute_sql("INSERT INTO counts SELECT word, COUNT(*) AS n FROM words "
+                      "GROUP BY word").wait()
+    written = [(json.loads(m.key())['word'], json.loads(m.value())['n'])
+               for m in read_messages(bootstrap, counts)]
+    assert dict(written) == {'a': 3, 'b': 2, 'c': 1}  # -U rows are not written
+    assert len(written) == 6
+    produce(bootstrap, counts, [None], keys=[b'{"word":"c"}'])  # a tombstone deletes c
+    produce(bootstrap, counts, ['{"word":"z","n":0}'], keys=[b'{"word":"z"}'])
+    changelog = t_env.from_path('counts').execute().collect()
+    kinds = [(r.get_row_kind(), tuple(r)) for r in changelog]
+    assert (RowKind.DELETE, ('c', 1)) in kinds
+    assert [k for k in kinds if k[1][0] == 'a'] == [
+        (RowKind.INSERT, ('a', 1)), (RowKind.UPDATE_BEFORE, ('a', 1)),
+        (RowKind.UPDATE_AFTER, ('a', 2)), (RowKind.UPDATE_BEFORE, ('a', 2)),
+        (RowKind.UPDATE_AFTER, ('a', 3))]
+    t_env.from_path('counts').execute_insert('copy').wait()
+    copied = [(json.loads(m.key())['word'], m.value()) for m in read_messages(bootstrap, copy)]
+    assert ('c', None) in copied  # the delete, as a tombstone
+    assert copied[-1][0] == 'z'
+
+
+def test_kafka_options_fail_when_the_table_is_created(spark):
+    t_env = _t_env()
+    with pytest.raises(ValueError, match="Missing required options are: topic"):
+        t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', "
+                          "'properties.bootstrap.servers' = 'x:1', 'format' = 'raw')")
+    with pytest.raises(ValueError, match="Unsupported options: scan.nope"):
+        t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', "
+                          "'topic' = 't', 'properties.bootstrap.servers' = 'x:1', "
+                          "'format' = 'raw', 'scan.nope' = '1')")
+    with pytest.raises(ValueError, match="sink.transactional-id-prefix must be specified"):
+        t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', "
+                          "'topic' = 't', 'properties.bootstrap.servers' = 'x:1', "
+                          "'format' = 'raw', 'sink.delivery-guarantee' = 'exactly-once')")
+    with pytest.raises(ValueError, match="require to define a PRIMARY KEY"):
+        t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'upsert-kafka', "
+                          "'topic' = 't', 'properties.bootstrap.servers' = 'x:1', "
+                          "'key.format' = 'raw', 'value.format' = 'raw')")
