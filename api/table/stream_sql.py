@@ -1,8 +1,8 @@
 """Plans a parsed SQL query in STREAMING mode onto DataStream operators: a GROUP BY (with
 WHERE before it, HAVING and expressions of aggregates after it) over a view of a stream
 becomes Flink's changelog (``changelog.py``); a windowing table function
-(``window_tvf.py``) appends. Other queries run
-as before, on Spark SQL over the bounded stream; constructs Flink would plan otherwise
+(``window_tvf.py``) appends; a projection of a stream's columns runs on the stream. Other
+queries run as before, on Spark SQL over the bounded stream; constructs Flink would plan otherwise
 fail here, at planning, naming the construct."""
 from typing import List, Optional
 
@@ -36,15 +36,33 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
         return plan_window_query(t_env, tree, function, sql)
     if tree.args.get('joins'):  # joins of bounded streams run on Spark SQL
         return None
-    if tree.args.get('group') is None and not any(
-            node for node in tree.find_all(*AGGREGATE_NODES)):
-        return None
     if not isinstance(source, exp.Table):
         return None
     view = t_env._views.get(source.name)
     if view is None or view._stream_rows is None or view._updating:
         return None
+    if tree.args.get('group') is None and not any(
+            node for node in tree.find_all(*AGGREGATE_NODES)):
+        return _projection(view, tree)
     return _group_aggregate(t_env, view, tree, sql)
+
+
+def _projection(view, tree: exp.Select):
+    """``SELECT * | columns [AS names] FROM view`` of a view of a stream: the table on the
+    stream itself (which may be unbounded, e.g. for ``INSERT INTO``); None for another
+    query, which runs on Spark SQL."""
+    if any(value for name, value in tree.args.items()
+           if name not in ('expressions', 'from', 'from_')):
+        return None
+    if [type(e) for e in tree.expressions] == [exp.Star]:
+        return view
+    names, items = [n for n, _ in view._columns], []
+    for item in tree.expressions:
+        column = item.this if isinstance(item, exp.Alias) else item
+        if not isinstance(column, exp.Column) or column.table or column.name not in names:
+            return None  # (Spark SQL plans it, or fails naming the column)
+        items.append((column.name, item.alias_or_name))
+    return view._project(items)
 
 
 def column_resolver(names: List[str], sql: str, qualifiers=None):

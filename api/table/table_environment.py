@@ -294,8 +294,12 @@ class TableEnvironment:
                 f"Querying an unbounded table 'default_catalog.default_database.{name}' in "
                 "batch mode is not allowed. The table source is unbounded."))
         elif connector.source is not None:
-            stream = connector.source(self._stream_env(), definition,
-                                      self._config._parallelism())
+            try:
+                stream = connector.source(self._stream_env(), definition,
+                                          self._config._parallelism())
+            except ValueError as e:  # (e.g. a sink's options): fails when read, as in Flink
+                self._views[name] = _unreadable(self, definition, str(e))
+                return _OK
             self._views[name] = table_of_stream(self, stream, (definition.schema,))
             if connector.changelog is not None:  # upserts and deletes: a changelog
                 self._views[name]._changelog = connector.changelog(stream, definition)
