@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl
 
 from engine.errors import OperatorError, truncated_repr
 from engine.io.sinks import Sink, StagedCommitter, StagingWriter, WriterContext
+from engine.io.sources import Source, SplitRange
 
 COMMITS_TABLE = "spark_datastream_commits"
 # Markers of a subtask's older batches are dropped: a staged file is redelivered only
@@ -181,6 +182,35 @@ def database_for(url: str, driver_name: Optional[str] = None, user_name: Optiona
         raise ValueError(f"JdbcSink: unsupported driver {driver_name!r} for "
                          f"{database.display_url()!r}; supported: {SUPPORTED}")
     return database
+
+
+class JdbcQuerySource(Source):
+    """The rows (tuples) of a query, read once: a bounded scan in one split, ``max_records``
+    rows a batch (``LIMIT``/``OFFSET``; the query's ``ORDER BY`` makes a range read again
+    give the same rows). The position is the number of rows read."""
+
+    parallelism = 1
+
+    def __init__(self, database: Database, sql: str):
+        self.database = database
+        self.sql = sql
+
+    def splits(self, parallelism: int):
+        return ["0"]
+
+    def plan(self, split, position, max_records, now_ms):
+        return SplitRange(split, (position, max_records))
+
+    def read(self, descriptor):
+        offset, count = descriptor
+        connection = self.database.connect()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(f"{self.sql} LIMIT {int(count)} OFFSET {int(offset)}")
+            rows = cursor.fetchall()
+        finally:
+            connection.close()
+        return rows, None if len(rows) < count else offset + len(rows)
 
 
 class JdbcSink(Sink):

@@ -6,6 +6,7 @@ table is created, naming it."""
 from ..ddl import TableDefinition
 from .datagen import DATAGEN, datagen_fields
 from .filesystem import FILESYSTEM
+from .jdbc import JDBC
 from .kafka import KAFKA, UPSERT_KAFKA
 from .options import SqlConnector
 from .print_sinks import BLACKHOLE, PRINT
@@ -13,7 +14,8 @@ from .print_sinks import BLACKHOLE, PRINT
 __all__ = ['SqlConnector', 'connector_of', 'datagen_fields']
 
 _CONNECTORS = {'datagen': DATAGEN, 'print': PRINT, 'blackhole': BLACKHOLE,
-               'filesystem': FILESYSTEM, 'kafka': KAFKA, 'upsert-kafka': UPSERT_KAFKA}
+               'filesystem': FILESYSTEM, 'kafka': KAFKA, 'upsert-kafka': UPSERT_KAFKA,
+               'jdbc': JDBC}
 
 
 def connector_of(definition: TableDefinition) -> SqlConnector:

@@ -1,0 +1,58 @@
+"""The jdbc SQL connector against a real PostgreSQL (tests/postgres_server.py): a table
+read as a bounded scan, written with INSERT INTO (appends) and as upserts on its primary
+key from a streaming GROUP BY's changelog."""
+import pytest
+
+from api.datastream import StreamExecutionEnvironment
+from api.table import EnvironmentSettings, StreamTableEnvironment
+from tests.postgres_server import PASSWORD, USER
+
+
+def _t_env():
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    return StreamTableEnvironment.create(env, environment_settings=EnvironmentSettings
+                                         .in_streaming_mode())
+
+
+def _with(db, table, *options):
+    return ("WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', "
+            "'driver' = 'org.postgresql.Driver', 'username' = '%s', 'password' = '%s'%s)"
+            % (db.url, table, USER, PASSWORD, ''.join(", '%s' = '%s'" % o for o in options)))
+
+
+def test_jdbc_tables_are_scanned_appended_to_and_upserted(spark, postgres_db):
+    postgres_db.execute("CREATE TABLE orders (id INTEGER, customer TEXT, amount INTEGER)")
+    postgres_db.execute("INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 5), "
+                        "(3, 'ann', 7), (4, 'cid', 1)")
+    postgres_db.execute("CREATE TABLE copies (id INTEGER, customer TEXT, amount INTEGER)")
+    postgres_db.execute("CREATE TABLE totals (customer TEXT PRIMARY KEY, total BIGINT, "
+                        "n BIGINT)")
+    postgres_db.execute("INSERT INTO totals VALUES ('old', 1, 1), ('ann', 0, 0)")
+    t_env = _t_env()
+    t_env.execute_sql("CREATE TABLE orders (id INT, customer STRING, amount INT) "
+                      + _with(postgres_db, 'orders'))
+    t_env.execute_sql("CREATE TABLE copies (id INT, customer STRING, amount INT) "
+                      + _with(postgres_db, 'copies', ('sink.buffer-flush.max-rows', '2')))
+    t_env.execute_sql("CREATE TABLE totals (customer STRING, total INT, n BIGINT, "
+                      "PRIMARY KEY (customer) NOT ENFORCED) " + _with(postgres_db, 'totals'))
+    with t_env.execute_sql("SELECT * FROM orders").collect() as rows:
+        assert sorted(tuple(r) for r in rows) == [(1, 'ann', 10), (2, 'bob', 5),
+                                                  (3, 'ann', 7), (4, 'cid', 1)]
+    t_env.execute_sql("INSERT INTO copies SELECT * FROM orders").wait()
+    assert postgres_db.rows("copies") == postgres_db.rows("orders")
+    t_env.execute_sql("INSERT INTO totals SELECT customer, SUM(amount), COUNT(*) FROM orders "
+                      "GROUP BY customer").wait()
+    assert postgres_db.rows("totals") == [('ann', 17, 2), ('bob', 5, 1), ('cid', 1, 1),
+                                          ('old', 1, 1)]
+
+
+def test_jdbc_options_fail_when_the_table_is_created(spark):
+    t_env = _t_env()
+    with pytest.raises(ValueError, match="Missing required options are: table-name"):
+        t_env.execute_sql("CREATE TABLE t (a INT) WITH ('connector' = 'jdbc', "
+                          "'url' = 'jdbc:postgresql://localhost/db')")
+    with pytest.raises(ValueError, match="Unsupported options: scan.nope"):
+        t_env.execute_sql("CREATE TABLE t (a INT) WITH ('connector' = 'jdbc', "
+                          "'url' = 'jdbc:postgresql://localhost/db', 'table-name' = 't', "
+                          "'scan.nope' = '1')")
