@@ -18,7 +18,6 @@ from .changelog import RetractMessages
 from .connectors import connector_of
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
-from .expressions import col
 from .inserts import insert_stream
 from .sql_parser import cast_type, parse_query, table_names, to_spark_sql
 from .statement_set import StatementSet
