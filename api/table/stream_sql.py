@@ -1,9 +1,10 @@
 """Plans a parsed SQL query in STREAMING mode onto DataStream operators: a GROUP BY (with
 WHERE before it, HAVING and expressions of aggregates after it) over a view of a stream
 becomes Flink's changelog (``changelog.py``); a windowing table function
-(``window_tvf.py``) appends; a projection of a stream's columns runs on the stream. Other
-queries run as before, on Spark SQL over the bounded stream; constructs Flink would plan otherwise
-fail here, at planning, naming the construct."""
+(``window_tvf.py``) and an interval join (``interval_join.py``) append; a projection of a
+stream's columns runs on the stream. Other queries run as before, on Spark SQL over the
+bounded stream; constructs Flink would plan otherwise fail here, at planning, naming the
+construct."""
 from typing import List, Optional
 
 from sqlglot import exp
@@ -34,8 +35,11 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
     if function is not None:  # FROM TABLE(TUMBLE(...))
         from .window_tvf import plan_window_query
         return plan_window_query(t_env, tree, function, sql)
-    if tree.args.get('joins'):  # joins of bounded streams run on Spark SQL
-        return None
+    if tree.args.get('joins'):  # FROM a JOIN b ON ... (or FROM a, b WHERE ...)
+        if tree.args.get('group') is not None:
+            raise unsupported('GROUP BY of joins', sql)
+        from .interval_join import plan_join_query
+        return plan_join_query(t_env, tree, sql)
     if not isinstance(source, exp.Table):
         return None
     view = t_env._views.get(source.name)
