@@ -1,6 +1,7 @@
 """The program of test_interval_join_sql.py: run with argument "pyflink" (PyFlink 2.3.0) or
 "api" (this project); the same code after the imports. Interval joins in STREAMING mode of
-two Schema-declared views with watermarks."""
+two Schema-declared views with watermarks: BETWEEN and comparison bounds, SELECT *, extra
+conditions, several and computed keys, no key, LEFT and FULL joins, to_data_stream."""
 import sys
 
 if sys.argv[1] == "pyflink":
@@ -60,6 +61,14 @@ show("SELECT o.item, s.carrier, o.amount - s.fee AS net, o.ts AS ots, s.ts AS st
 show("SELECT orders.id, carrier, shipments.ts FROM shipments, orders "
      "WHERE shipments.id = orders.id AND orders.ts BETWEEN shipments.ts - INTERVAL '10' SECOND "
      "AND shipments.ts + INTERVAL '3' SECOND AND carrier <> 'van'")
+show("SELECT o.id, o.item, s.carrier FROM orders o LEFT JOIN shipments s ON o.id = s.id "
+     "AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND")
+show("SELECT o.id, o.item, s.carrier, s.ts, o.ts FROM orders o FULL JOIN shipments s "
+     "ON o.id = s.id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND WHERE o.id <> 3")
+show("SELECT o.id + s.fee AS x, s.carrier FROM orders o, shipments s WHERE o.id + 1 = s.fee "
+     "AND s.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND o.ts + INTERVAL '0.5' SECOND")
+show("SELECT o.item, s.carrier FROM orders o, shipments s "
+     "WHERE s.ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND")
 t_env.to_data_stream(t_env.sql_query(
     "SELECT o.item, s.carrier, s.ts FROM orders o, shipments s WHERE o.id = s.id "
     "AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND")).print()
