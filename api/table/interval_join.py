@@ -18,7 +18,6 @@ from .changelog import Calc
 from .row_expressions import RowExpression, compile_expression, interval_millis
 from .sql_parser import unsupported
 from .stream_sql import column_resolver
-from .table import keep_declared
 from .window_tvf import _Appending, epoch_millis, stamped_rows
 
 __all__ = ['plan_join_query', 'IntervalJoin']
@@ -31,15 +30,15 @@ _FLIPPED = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT}
 
 
 class _Input:
-    """One side of the join: its view, the name and alias it is read by, its columns'
-    position in the joined row."""
+    """One side of the join: its view, the name (or alias) its columns are qualified by,
+    their position in the joined row."""
 
     def __init__(self, t_env, table: exp.Table, offset: int, sql: str):
         self.view = t_env._views.get(table.name)
         if self.view is None:
             raise ValueError(f"Object '{table.name}' not found: {sql}")
         self.names = [n for n, _ in self.view._columns]
-        self.qualifiers = {table.name, table.alias_or_name}
+        self.qualifier = table.alias_or_name
         self.offset = offset
 
 
@@ -52,8 +51,7 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
             not isinstance(joins[0].this, exp.Table):
         raise unsupported("Joins of more than two views, or of subqueries,", sql)
     join = joins[0]
-    tables = [source, join.this]
-    if any(t.name not in t_env._views for t in tables):
+    if any(t.name not in t_env._views for t in (source, join.this)):
         return None
     left = _Input(t_env, source, 0, sql)
     right = _Input(t_env, join.this, len(left.names), sql)
@@ -67,7 +65,7 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
     conditions = _conjuncts(on) + ([] if side else _conjuncts(where.this if where else None))
     after = where.this if side and where else None
     resolve = column_resolver(left.names + right.names, sql, {
-        q: (i.offset, i.names) for i in (left, right) for q in i.qualifiers})
+        i.qualifier: (i.offset, i.names) for i in (left, right)})
     keys, bounds, rest = _classify(conditions, left, right, resolve, sql)
     if bounds[0] is None or bounds[1] is None:
         raise unsupported("Regular joins of streams (joins without time bounds on both sides "
@@ -177,7 +175,7 @@ def _named_items(tree: exp.Select, left: _Input, right: _Input) -> List[exp.Expr
     items = []
     for item in tree.expressions:
         if isinstance(item, exp.Star):
-            items += [exp.column(n, table=next(iter(sorted(i.qualifiers))))
+            items += [exp.column(n, table=i.qualifier)
                       for i in (left, right) for n in i.names]
         else:
             items.append(item)
