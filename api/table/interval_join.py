@@ -18,7 +18,7 @@ from .changelog import Calc
 from .row_expressions import RowExpression, compile_expression, interval_millis
 from .sql_parser import unsupported
 from .stream_sql import column_resolver
-from .window_tvf import _Appending, epoch_millis, stamped_rows
+from .window_tvf import AppendingQuery, epoch_millis, stamped_rows
 
 __all__ = ['plan_join_query', 'IntervalJoin']
 
@@ -86,7 +86,7 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
         _JoinKey([k for k, _ in keys]), Types.PICKLED_BYTE_ARRAY())
     right_stream = stamped_rows(right.view, sql).key_by(
         _JoinKey([k for _, k in keys]), Types.PICKLED_BYTE_ARRAY())
-    typed._changelog = _Appending(left_stream.connect(right_stream).process(
+    typed._changelog = AppendingQuery(left_stream.connect(right_stream).process(
         function, Types.PICKLED_BYTE_ARRAY()))
     return typed
 

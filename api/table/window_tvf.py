@@ -23,7 +23,7 @@ from .stream_sql import AGGREGATE_NODES, column_resolver, flink_aggregate_type
 from .table import keep_declared
 from .types import DataTypes
 
-__all__ = ['plan_window_query', 'CumulativeEventTimeWindows']
+__all__ = ['plan_window_query', 'AppendingQuery', 'CumulativeEventTimeWindows']
 
 WINDOW_COLUMNS = ('window_start', 'window_end', 'window_time')
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -138,8 +138,8 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
         where = tree.args.get('where')
         calc = Calc(compile_expression(where.this, resolve, sql) if where else None,
                     tuple(compile_expression(e, resolve, sql) for e in _items(tree, names)))
-        typed._changelog = _Appending(stream.flat_map(_Windowed(assigner, calc, names.index(view._rowtime)),
-                                                      Types.PICKLED_BYTE_ARRAY()))
+        typed._changelog = AppendingQuery(stream.flat_map(
+            _Windowed(assigner, calc, names.index(view._rowtime)), Types.PICKLED_BYTE_ARRAY()))
         return typed
     if tree.args.get('where') is not None:
         raise unsupported("WHERE clauses of window aggregates (filter the view first)", sql)
@@ -177,7 +177,7 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
                 tuple(compile_expression(e, post_resolve, sql) for e in items))
     key_indices = [names.index(k) for k in keys]
     windowed = stream.key_by(_Key(key_indices), Types.PICKLED_BYTE_ARRAY()).window(assigner)
-    typed._changelog = _Appending(windowed.process(
+    typed._changelog = AppendingQuery(windowed.process(
         _WindowAggregate(key_indices, tuple(arguments), tuple(aggregates), post),
         Types.PICKLED_BYTE_ARRAY()))
     view_types = dict(view._columns)
@@ -222,7 +222,7 @@ def _typed_query(t_env, tree: exp.Select, function: WindowFunction):
     return table
 
 
-class _Appending:
+class AppendingQuery:
     """The plan of an appending streaming query: its DataStream of rows."""
     updating = False
 
