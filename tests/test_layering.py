@@ -100,3 +100,17 @@ def test_an_upward_import_is_found(tmp_path):
         "benchmarks/run.py:2 imports tests",
         "benchmarks/run.py:2 imports tests.kafka_broker",
     ]
+
+
+@pytest.mark.parametrize("module", sorted(
+    f"api.datastream.formats.{p.stem}" for p in (ROOT / "api/datastream/formats").glob("*.py")
+    if not p.stem.startswith("_")))
+def test_a_format_module_imported_first_imports(module):
+    """The DataStream formats read their types from api.table.types, whose package's SQL
+    connectors use the formats: a program that imports a format first must not meet the
+    cycle half-way."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

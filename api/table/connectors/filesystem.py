@@ -11,7 +11,7 @@ from api.common.watermark_strategy import WatermarkStrategy
 from api.datastream.connectors.file_system import (BucketAssigner, FileSink, FileSource,
                                                    StreamFormat)
 from api.datastream.data_stream import DataStream
-from api.datastream.formats.parquet import ParquetBulkWriters
+from api.datastream.formats import parquet  # (the module: parquet imports api.table.types)
 from api.datastream.functions import FlatMapFunction
 from engine.io.files.sink import EncodedFormat
 from engine.io.files.source import ParquetFileFormat
@@ -63,7 +63,7 @@ def filesystem_sink(definition: TableDefinition,
     options = definition.options
     columns = definition.physical_columns()
     if options['format'] == 'parquet':
-        writers = ParquetBulkWriters.for_row_type(
+        writers = parquet.ParquetBulkWriters.for_row_type(
             DataTypes.ROW([DataTypes.FIELD(n, t) for n, t in columns]),
             utc_timestamp=flag(options, 'parquet.utc-timezone'))
     else:

@@ -12,9 +12,9 @@ from api.common.serialization import SimpleStringSchema
 from api.common.typeinfo import Types
 from api.common.types import Row
 from api.datastream.formats._text import timestamp_fraction
-from api.datastream.formats.csv import CsvRowDeserializationSchema, CsvRowSerializationSchema
-from api.datastream.formats.json import (JsonRowDeserializationSchema,
-                                         JsonRowSerializationSchema)
+# (modules, not their names: api.datastream.formats.csv imports api.table.types, so this
+# module may be imported while csv is)
+from api.datastream.formats import csv, json
 from ..types import DataType, DataTypes, type_info_of
 from .options import flag
 
@@ -64,9 +64,9 @@ class RowFormat:
         else:
             if options.get(key + 'timestamp-format.standard', 'SQL') != 'SQL':
                 raise NotImplementedError("'json.timestamp-format.standard' is 'SQL' here")
-            self._serializer = JsonRowSerializationSchema.builder().with_type_info(inner) \
+            self._serializer = json.JsonRowSerializationSchema.builder().with_type_info(inner) \
                 .build()
-            builder = JsonRowDeserializationSchema.builder().type_info(inner)
+            builder = json.JsonRowDeserializationSchema.builder().type_info(inner)
             if self._ignore_errors:
                 builder.ignore_parse_errors()
             if flag(options, key + 'fail-on-missing-field'):
@@ -107,8 +107,8 @@ class RowFormat:
 
 def _csv_schemas(inner, options: Dict[str, str], key: str):
     """The CSV row schemas of the ``csv.*`` options (``key``: their prefix)."""
-    writer = CsvRowSerializationSchema.Builder(inner).set_line_delimiter('')
-    reader = CsvRowDeserializationSchema.Builder(inner)
+    writer = csv.CsvRowSerializationSchema.Builder(inner).set_line_delimiter('')
+    reader = csv.CsvRowDeserializationSchema.Builder(inner)
     for builder in (writer, reader):
         if key + 'field-delimiter' in options:
             builder.set_field_delimiter(_unescaped(options[key + 'field-delimiter']))
