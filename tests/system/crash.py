@@ -73,8 +73,10 @@ def run_with_kills(command: list, metadata, kill_after: list, seed: int) -> str:
 def check_counted_once(rows, records) -> None:
     """``rows`` ``(key, n, value)`` hold every record ``(key, value)`` once, and each
     key's counts 1..n once."""
-    assert len(rows) == len(records)
-    assert Counter((k, v) for k, _, v in rows) == Counter(records)
+    found, wanted = Counter((k, v) for k, _, v in rows), Counter(records)
+    assert found == wanted, (f"{len(rows)} rows for {len(records)} records: missing "
+                             f"{sorted((wanted - found).elements())[:10]}, more than once "
+                             f"{sorted((found - wanted).elements())[:10]}")
     per_key = Counter(k for k, _ in records)
     assert sorted((k, n) for k, n, _ in rows) == sorted(
         (k, n) for k, count in per_key.items() for n in range(1, count + 1))
