@@ -10,12 +10,14 @@ from api.common.typeinfo import Types, TypeInformation
 from api.common.types import Row, RowKind
 from api.datastream.functions import KeyedProcessFunction, MapFunction
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
+from engine.graph import reachable
 from .data_frames import Columns
 from .expressions import AGGREGATES, Expression, unaliased
 from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
-           'Calc', 'RetractMessages', 'accumulate', 'aggregate_result']
+           'Calc', 'AppendingQuery', 'RetractMessages', 'accumulate', 'aggregate_result',
+           'check_bounded']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -51,6 +53,13 @@ class Calc:
         """The items of ``row``, whatever the condition."""
         return tuple(item(row) for item in self.items)
 
+    def columns(self) -> Optional[Tuple[int, ...]]:
+        """The indices of the columns it picks, where it only picks columns."""
+        if self.condition is not None:
+            return None
+        indices = tuple(item.column() for item in self.items)
+        return None if None in indices else indices
+
 
 @dataclass(frozen=True)
 class StreamRows:
@@ -60,18 +69,61 @@ class StreamRows:
     row_of: RowOf
     names: Sequence[str] = ()
 
-    def projected(self, indices: Sequence[int]) -> Optional['StreamRows']:
-        """The rows of the columns at ``indices`` of this table (None for a table with
-        computed columns)."""
-        if self.row_of.computed:
-            return None
-        return StreamRows(self.data_stream, RowOf(
-            tuple(self.row_of.picks[i] for i in indices), self.row_of.atomic),
-            [self.names[i] for i in indices])
-
     def rows(self, calc: Optional['Calc'] = None):
         """The DataStream of the table's rows (tuples), through ``calc``."""
         return self.data_stream.flat_map(_Rows(self.row_of, calc), Types.PICKLED_BYTE_ARRAY())
+
+    def through(self, calc: Calc, names: Sequence[str]) -> 'StreamRows':
+        """The rows of the table ``calc`` filters and projects from this one (Flink's
+        Calc): its columns picked, or a DataStream of tuples, defined apart from the
+        environment's next job until something reads it."""
+        columns = calc.columns()
+        if columns is not None and not self.row_of.computed:
+            return StreamRows(self.data_stream, RowOf(
+                tuple(self.row_of.picks[i] for i in columns), self.row_of.atomic), list(names))
+        streams = []
+        self.data_stream._env._apart(lambda: streams.append(self.rows(calc)))
+        return StreamRows(streams[0], RowOf(tuple(range(len(names))), False), list(names))
+
+    def bounded(self) -> bool:
+        """Whether every source the rows are read from ends."""
+        return not _unbounded_sources(self.data_stream)
+
+
+def _unbounded_sources(data_stream) -> List[str]:
+    """The names of the sources of ``data_stream`` that do not end."""
+    return [t.name for t in reachable([data_stream._transformation])
+            if t.kind == "source" and not t.source.bounded]
+
+
+def check_bounded(data_stream, method: str, why: str) -> None:
+    """Fails naming the sources of ``data_stream`` that do not end, where ``method``
+    needs their end (``why``)."""
+    unbounded = _unbounded_sources(data_stream)
+    if unbounded:
+        raise ValueError(
+            f"{method}(): the stream reads the unbounded source(s) {unbounded}; {why}. Bound "
+            "the source (e.g. KafkaSource ... set_bounded(...), a DataGeneratorSource with a "
+            "count, a FileSource without monitor_continuously), or take the rows as they "
+            "come: INSERT INTO a sink table, to_data_stream, DataStream operators.")
+
+
+class AppendingQuery:
+    """The plan of an appending streaming query: its DataStream of rows (tuples), or the
+    StreamRows of a table of a stream."""
+    updating = False
+
+    def __init__(self, rows):
+        self._rows = rows
+
+    def changelog_stream(self, row_type, uid: str):
+        """The rows as Rows of ``row_type``, each an insert (+I)."""
+        rows = self._rows.rows() if isinstance(self._rows, StreamRows) else self._rows
+        return rows.map(_as_row, row_type).uid(uid)
+
+
+def _as_row(values: tuple) -> Row:
+    return Row(*values)
 
 
 class _Rows:

@@ -1,9 +1,10 @@
 """The streams an insert into a SQL connector table writes (``execute_insert``, ``INSERT
-INTO``, statement sets): a table of a stream's columns (a connector table, or a projection
-of its columns) is written from the stream itself, record by record, bounded or not, so
-its checkpoints carry the source's positions and the sink's commits; a streaming GROUP BY
-writes its changelog to a sink that takes updates; any other table is computed (bounded)
-and its rows written, cast to the sink's column types."""
+INTO``, statement sets): a table of a stream (a connector table, or a projection and filter
+of one) is written from the stream itself, record by record, bounded or not, so its
+checkpoints carry the source's positions and the sink's commits; a streaming GROUP BY
+writes its changelog to a sink that takes updates, a window aggregate or interval join its
+appended rows; any other table is computed (bounded) and its rows written, cast to the
+sink's column types."""
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
@@ -31,8 +32,9 @@ def insert_stream(t_env, table, definition: TableDefinition,
             f"has {len(table._columns)} columns, the sink {len(columns)}")
     sink_type = row_type(definition)
     same_types = all(t._root == s._root for (_, t), (_, s) in zip(table._columns, columns))
-    if table._changelog is not None:
-        if not connector.upserts:
+    rows = table._stream_rows
+    if table._changelog is not None and (table._changelog.updating or rows is None):
+        if table._changelog.updating and not connector.upserts:
             raise TableException(
                 f"Table sink 'default_catalog.default_database.{name}' doesn't support "
                 f"consuming update changes which is produced by node "
@@ -43,14 +45,15 @@ def insert_stream(t_env, table, definition: TableDefinition,
         return lambda: t_env._changelog_stream(table).map(
             _SinkRow(RowOf(tuple(range(len(columns))), False), tuple(sink_type.get_field_names()),
                      keep_kind=True), sink_type)
-    rows = table._stream_rows
-    if rows is not None and same_types:
-        return lambda: rows.data_stream.map(
-            _SinkRow(rows.row_of, tuple(sink_type.get_field_names())), sink_type)
-    table._check_executable('execute_insert')
-    cast = table.select(*[col(n).cast(t).alias(sink_name)
-                          for (n, _), (sink_name, t) in zip(table._columns, columns)])
-    return lambda: t_env._stream_env().from_collection(cast._rows(), sink_type)
+    if rows is None or not same_types:
+        table._check_executable('execute_insert')
+        cast = table.select(*[col(n).cast(t).alias(sink_name)
+                              for (n, _), (sink_name, t) in zip(table._columns, columns)])
+        rows = cast._stream_rows  # (in STREAMING mode, cast on the stream where it can be)
+        if rows is None:
+            return lambda: t_env._stream_env().from_collection(cast._rows(), sink_type)
+    return lambda: rows.data_stream.map(
+        _SinkRow(rows.row_of, tuple(sink_type.get_field_names())), sink_type)
 
 
 @dataclass(frozen=True)

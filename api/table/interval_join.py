@@ -14,11 +14,11 @@ from api.common.typeinfo import Types
 from api.datastream.functions import KeyedCoProcessFunction
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.time.watermarks import MAX_WATERMARK
-from .changelog import Calc
+from .changelog import AppendingQuery, Calc
 from .row_expressions import RowExpression, compile_expression, interval_millis
 from .sql_parser import unsupported
 from .stream_sql import column_resolver
-from .window_tvf import AppendingQuery, epoch_millis, stamped_rows
+from .window_tvf import epoch_millis, stamped_rows
 
 __all__ = ['plan_join_query', 'IntervalJoin']
 

@@ -49,6 +49,10 @@ class RowExpression:
     def __call__(self, row: Sequence):
         return _evaluate(self._tree, row)
 
+    def column(self) -> Optional[int]:
+        """The index of the column the expression is, if it is one."""
+        return self._tree[1] if self._tree[0] == 'col' else None
+
     def holds(self, row: Sequence) -> bool:
         """True where the expression (a condition) is TRUE (not FALSE, not NULL)."""
         return _evaluate(self._tree, row) is True

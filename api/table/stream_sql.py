@@ -1,21 +1,21 @@
 """Plans a parsed SQL query in STREAMING mode onto DataStream operators: a GROUP BY (with
 WHERE before it, HAVING and expressions of aggregates after it) over a view of a stream
 becomes Flink's changelog (``changelog.py``); a windowing table function
-(``window_tvf.py``) and an interval join (``interval_join.py``) append; a projection of a
-stream's columns runs on the stream. Other queries run as before, on Spark SQL over the
-bounded stream; constructs Flink would plan otherwise fail here, at planning, naming the
-construct."""
+(``window_tvf.py``) and an interval join (``interval_join.py``) append; projections and
+filters (Flink's Calc) append on the stream. Other queries run as before, on Spark SQL
+over the bounded stream; constructs Flink would plan otherwise fail here, at planning,
+naming the construct."""
 from typing import List, Optional
 
 from sqlglot import exp
 
-from .changelog import Aggregate, Calc, GroupAggregate
+from .changelog import Aggregate, AppendingQuery, Calc, GroupAggregate
 from .row_expressions import compile_expression
 from .sql_parser import WindowFunction, to_spark_sql, unsupported
 from .types import DataType, DataTypes
 
-__all__ = ['plan_streaming_query', 'column_resolver', 'flink_aggregate_type',
-           'AGGREGATE_NODES']
+__all__ = ['plan_streaming_query', 'on_stream', 'is_calc', 'select_items', 'column_resolver',
+           'flink_aggregate_type', 'AGGREGATE_NODES']
 
 AGGREGATE_NODES = {exp.Sum: 'sum', exp.Count: 'count', exp.Min: 'min', exp.Max: 'max',
                    exp.Avg: 'avg'}
@@ -24,7 +24,8 @@ _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
 def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
     """The table of ``tree`` planned on the engine's operators, or None where it runs on
-    Spark SQL (a query of no stream, or one that only projects and filters)."""
+    Spark SQL (a query of no stream, or one Flink plans otherwise: DISTINCT, ORDER BY,
+    ...)."""
     if next(tree.find_all(exp.Window), None) is not None:
         raise unsupported('OVER windows', sql)
     if not isinstance(tree, exp.Select):
@@ -47,26 +48,60 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
         return None
     if tree.args.get('group') is None and not any(
             node for node in tree.find_all(*AGGREGATE_NODES)):
-        return _projection(view, tree)
+        return _projection(t_env, view, tree, sql)
     return _group_aggregate(t_env, view, tree, sql)
 
 
-def _projection(view, tree: exp.Select):
-    """``SELECT * | columns [AS names] FROM view`` of a view of a stream: the table on the
-    stream itself (which may be unbounded, e.g. for ``INSERT INTO``); None for another
-    query, which runs on Spark SQL."""
-    if any(value for name, value in tree.args.items()
-           if name not in ('expressions', 'from', 'from_')):
+def _projection(t_env, view, tree: exp.Select, sql: str):
+    """``SELECT expressions [AS names] FROM view [WHERE condition]`` of a view of a stream:
+    the table on the stream itself (which may be unbounded, e.g. for ``INSERT INTO``),
+    named and typed as Flink's; None for another query (DISTINCT, ORDER BY, ...), which
+    runs on Spark SQL."""
+    if not is_calc(tree):
         return None
-    if [type(e) for e in tree.expressions] == [exp.Star]:
+    if [type(e) for e in tree.expressions] == [exp.Star] and tree.args.get('where') is None:
         return view
-    names, items = [n for n, _ in view._columns], []
+    return on_stream(t_env._spark_query(tree, sql), view, tree, sql, strict=True)
+
+
+def is_calc(tree: exp.Expression) -> bool:
+    """Whether ``tree`` only projects and filters one table (Flink's Calc)."""
+    return isinstance(tree, exp.Select) and not any(
+        value for name, value in tree.args.items()
+        if name not in ('expressions', 'from', 'from_', 'where'))
+
+
+def on_stream(table, view, tree: exp.Select, sql: str, strict: bool):
+    """``table``, the typed result of ``tree`` (a Calc of ``view``, a table of a stream),
+    with its rows computed on the view's stream: they append as records arrive, and its
+    rowtime attribute stays one. Where an expression has no evaluation here, ``table``
+    as it is (computed by Spark SQL over the bounded stream), or with ``strict`` over an
+    unbounded stream, an error naming the construct."""
+    names = [n for n, _ in view._columns]
+    resolve = column_resolver(names, sql)
+    where = tree.args.get('where')
+    try:
+        condition = compile_expression(where.this, resolve, sql) if where is not None \
+            else None
+        calc = Calc(condition, tuple(compile_expression(e, resolve, sql)
+                                     for e in select_items(tree, names)))
+    except NotImplementedError:
+        if strict and not view._stream_rows.bounded():
+            raise
+        return table
+    table._stream_rows = view._stream_rows.through(calc, [n for n, _ in table._columns])
+    table._changelog = AppendingQuery(table._stream_rows)
+    if table._rowtime is not None and table._rowtime == view._rowtime:
+        table._watermark_specs = list(view._watermark_specs)
+    return table
+
+
+def select_items(tree: exp.Select, names: List[str]) -> List[exp.Expression]:
+    """The select items, ``*`` expanded to every column."""
+    items = []
     for item in tree.expressions:
-        column = item.this if isinstance(item, exp.Alias) else item
-        if not isinstance(column, exp.Column) or column.table or column.name not in names:
-            return None  # (Spark SQL plans it, or fails naming the column)
-        items.append((column.name, item.alias_or_name))
-    return view._project(items)
+        items += [exp.column(n) for n in names] if isinstance(item, exp.Star) else [item]
+    return items
 
 
 def column_resolver(names: List[str], sql: str, qualifiers=None):

@@ -11,8 +11,7 @@ import sqlglot
 from api.common.typeinfo import ExternalTypeInfo, RowTypeInfo, TupleTypeInfo, TypeInformation
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import ProcessFunction
-from engine.graph import reachable
-from .changelog import RowOf, StreamRows
+from .changelog import RowOf, StreamRows, check_bounded
 from .data_frames import Columns, to_data_frame
 from .expressions import col, to_sql
 from .row_expressions import compile_expression
@@ -54,7 +53,8 @@ def table_of_stream(t_env, data_stream: DataStream, fields_or_schema: tuple) -> 
         columns = columns + [(c.name, c.data_type) for c in rowtimes]
 
     def make_data_frame():
-        _check_bounded(data_stream)
+        check_bounded(data_stream, 'from_data_stream', "a table here is a Spark DataFrame "
+                      "of a stream's complete (bounded) input")
         with data_stream._collect("from_data_stream", alone=True) as records:
             rows = [_table_row(r, atomic, picks, len(rowtimes)) for r in records]
         return to_data_frame(t_env._spark(), columns, rows)
@@ -179,18 +179,6 @@ def _no_types(sql: str):
 
 def _no_functions(function):
     raise ValueError("a computed column calling a Python function runs on Spark here")
-
-
-def _check_bounded(data_stream: DataStream) -> None:
-    unbounded = [t.name for t in reachable([data_stream._transformation])
-                 if t.kind == "source" and not t.source.bounded]
-    if unbounded:
-        raise ValueError(
-            f"from_data_stream(): the stream reads the unbounded source(s) {unbounded}; a "
-            "table here is a Spark DataFrame of a stream's complete (bounded) input. Bound "
-            "the source (e.g. KafkaSource ... set_bounded(...), a DataGeneratorSource with a "
-            "count, a FileSource without monitor_continuously), or process the unbounded "
-            "stream with DataStream operators (key_by, windows, process functions).")
 
 
 def _columns_of_type(stream_type: TypeInformation) -> Columns:

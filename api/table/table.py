@@ -1,13 +1,18 @@
 """Table and GroupedTable, as in ``pyflink.table``: a table is a Spark DataFrame
 here, made when its rows are first needed; the Table API's relational methods build Spark
-SQL over the DataFrames of their inputs."""
+SQL over the DataFrames of their inputs. In STREAMING mode a projection or filter of a
+table of a stream (``select``, ``where``, ``add_columns``, ...) runs on the stream itself,
+as SQL's does (``stream_sql.on_stream``)."""
 from typing import Callable, Dict, List, Optional, Sequence, Union
+
+import sqlglot
 
 from api.common.types import Row
 from .changelog import group_aggregate
 from .data_frames import Columns, collect_rows, columns_of, to_data_frame
 from .expressions import (Expression, col, column_name, declared_type, is_aggregate,
                           order_sql, quote, to_expression, to_sql, unaliased)
+from .stream_sql import is_calc, on_stream
 from .table_result import TableResult, insert_rows
 from .table_schema import TableSchema
 from .types import DataType
@@ -305,13 +310,9 @@ class Table:
         """SELECT of (column, new name) items: the columns keep their types (and rowtime)."""
         types = dict(self._columns)
         text = ', '.join('%s AS %s' % (quote(c), quote(n)) for c, n in items)
-        table = self._query('SELECT %s FROM {t}' % text, updating=self._updating,
-                            types=[types[c] for c, _ in items],
-                            rowtime=next((n for c, n in items if c == self._rowtime), None))
-        if self._stream_rows is not None:
-            names = [n for n, _ in self._columns]
-            table._stream_rows = self._stream_rows.projected([names.index(c) for c, _ in items])
-        return table
+        return self._query('SELECT %s FROM {t}' % text, updating=self._updating,
+                           types=[types[c] for c, _ in items],
+                           rowtime=next((n for c, n in items if c == self._rowtime), None))
 
     def _same_columns(self, template: str) -> 'Table':
         """The table of a query of all of this table's columns, as they are."""
@@ -356,6 +357,11 @@ class Table:
                       [(n, keep_declared(t, d)) for (n, t), d in zip(planned, types)],
                       lambda: frame([t._data_frame() for t in inputs]), updating)
         table._rowtime = rowtime
+        if self._t_env._is_streaming() and self._stream_rows is not None and \
+                right is None and not updating:  # a Calc: on the stream, where it can be
+            tree = sqlglot.parse_one(template.format(t='t'), read='spark')
+            if is_calc(tree):
+                return on_stream(table, self, tree, template, strict=False)
         return table
 
     def _declared_type(self, expression: Expression) -> Optional[DataType]:

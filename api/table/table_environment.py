@@ -14,7 +14,7 @@ from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
 from api.util.exceptions import TableException
-from .changelog import RetractMessages
+from .changelog import RetractMessages, check_bounded
 from .connectors import connector_of
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
@@ -443,6 +443,7 @@ class StreamTableEnvironment(TableEnvironment):
         (``table.execute()``): positional Rows of their kinds."""
         streams = []
         self._env._apart(lambda: streams.append(self._changelog_stream(table)))
+        check_bounded(streams[0], 'execute', "its rows are collected here when its job ends")
         with streams[0]._collect("collect", alone=True) as rows:
             return [Row.of_kind(r.get_row_kind(), *r) for r in rows]
 

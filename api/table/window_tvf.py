@@ -11,19 +11,19 @@ from sqlglot import exp
 
 from api.common.time import Duration
 from api.common.typeinfo import Types
-from api.common.types import Row
 from api.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from api.datastream.functions import ProcessWindowFunction
 from engine.time.windows import (EventTimeSessionWindows, SlidingEventTimeWindows,
                                  TimeWindow, TumblingEventTimeWindows, WindowAssigner)
-from .changelog import Aggregate, Calc, accumulate, aggregate_result
+from .changelog import Aggregate, AppendingQuery, Calc, accumulate, aggregate_result
 from .row_expressions import compile_expression, interval_millis
 from .sql_parser import WindowFunction, parse_expression, unsupported
-from .stream_sql import AGGREGATE_NODES, column_resolver, flink_aggregate_type
+from .stream_sql import (AGGREGATE_NODES, column_resolver, flink_aggregate_type,
+                         select_items)
 from .table import keep_declared
 from .types import DataTypes
 
-__all__ = ['plan_window_query', 'AppendingQuery', 'CumulativeEventTimeWindows']
+__all__ = ['plan_window_query', 'CumulativeEventTimeWindows']
 
 WINDOW_COLUMNS = ('window_start', 'window_end', 'window_time')
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -137,7 +137,8 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
                               sql)
         where = tree.args.get('where')
         calc = Calc(compile_expression(where.this, resolve, sql) if where else None,
-                    tuple(compile_expression(e, resolve, sql) for e in _items(tree, names)))
+                    tuple(compile_expression(e, resolve, sql)
+                          for e in select_items(tree, names)))
         typed._changelog = AppendingQuery(stream.flat_map(
             _Windowed(assigner, calc, names.index(view._rowtime)), Types.PICKLED_BYTE_ARRAY()))
         return typed
@@ -191,14 +192,6 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
     return typed
 
 
-def _items(tree: exp.Select, names: List[str]) -> List[exp.Expression]:
-    """The select items, ``*`` expanded to every column."""
-    items = []
-    for item in tree.expressions:
-        items += [exp.column(n) for n in names] if isinstance(item, exp.Star) else [item]
-    return items
-
-
 def _typed_query(t_env, tree: exp.Select, function: WindowFunction):
     """The table Spark plans for the query over the view with NULL window columns; the
     window columns are TIMESTAMP(3) NOT NULL, window_time a rowtime (and in a plain
@@ -220,22 +213,6 @@ def _typed_query(t_env, tree: exp.Select, function: WindowFunction):
         if rowtime in names and tree.args.get('group') is None:  # a time attribute too
             table._schema_notes = {rowtime: ' *ROWTIME*'}
     return table
-
-
-class AppendingQuery:
-    """The plan of an appending streaming query: its DataStream of rows."""
-    updating = False
-
-    def __init__(self, rows):
-        self._rows = rows
-
-    def changelog_stream(self, row_type, uid: str):
-        """The rows as Rows of ``row_type``, each an insert (+I)."""
-        return self._rows.map(_as_row, row_type).uid(uid)
-
-
-def _as_row(values: tuple) -> Row:
-    return Row(*values)
 
 
 class _Key:

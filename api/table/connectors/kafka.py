@@ -259,6 +259,7 @@ class UpsertChangelog:
     """The changelog of an upsert-kafka table (Flink's ChangelogNormalize): per key, the
     first value ``+I``, a changed value ``-U`` (the old row) and ``+U``, a tombstone ``-D``
     (the old row); a repeated value or a tombstone of an absent key nothing."""
+    updating = True  # its changelog updates and deletes rows
 
     def __init__(self, data_stream: DataStream, definition: TableDefinition):
         self.data_stream = data_stream
