@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from api.common import Types
-from api.table import DataTypes, EnvironmentSettings, Schema, StreamTableEnvironment
+from api.table import DataTypes
 from api.table.changelog import Calc
 from api.table.interval_join import IntervalJoin
 from api.table.window_tvf import timestamp_of
 from engine.time.watermarks import MIN_WATERMARK
 from tests.api.table.oracle import run_job
+from tests.api.table.streams import rowtime_view, streaming_t_env
 from tests.conftest import make_env
 
 JOB = os.path.join(os.path.dirname(__file__), "interval_join_sql_job.py")
@@ -48,17 +49,10 @@ def _t_env(orders, shipments, parallelism=1, micro_batch_size=100_000, delay=1):
     """Views 'orders' (id, v, ms) and 'shipments' (id, v, ms), both with the rowtime
     ts = TO_TIMESTAMP_LTZ(ms, 3) and the watermark ts - ``delay`` seconds."""
     env = make_env("local", parallelism=parallelism, micro_batch_size=micro_batch_size)
-    t_env = StreamTableEnvironment.create(
-        env, environment_settings=EnvironmentSettings.in_streaming_mode())
+    t_env = streaming_t_env(env)
     for name, rows in (('orders', orders), ('shipments', shipments)):
-        stream = env.from_collection([(k, v, BASE + ms) for k, v, ms in rows], Types.ROW_NAMED(
-            ['id', 'v', 'ms'], [Types.INT(), Types.INT(), Types.LONG()]))
-        t_env.create_temporary_view(name, stream, Schema.new_builder()
-                                    .column('id', DataTypes.INT()).column('v', DataTypes.INT())
-                                    .column('ms', DataTypes.BIGINT())
-                                    .column_by_expression('ts', "TO_TIMESTAMP_LTZ(ms, 3)")
-                                    .watermark('ts', f"ts - INTERVAL '{delay}' SECOND")
-                                    .build())
+        rowtime_view(env, t_env, name, [(k, v, BASE + ms) for k, v, ms in rows],
+                     ('id', Types.INT(), DataTypes.INT()), delay)
     return t_env
 
 

@@ -3,16 +3,8 @@ read as a bounded scan, written with INSERT INTO (appends) and as upserts on its
 key from a streaming GROUP BY's changelog."""
 import pytest
 
-from api.datastream import StreamExecutionEnvironment
-from api.table import EnvironmentSettings, StreamTableEnvironment
+from tests.api.table.streams import streaming_t_env
 from tests.postgres_server import PASSWORD, USER
-
-
-def _t_env():
-    env = StreamExecutionEnvironment.get_execution_environment()
-    env.set_parallelism(2)
-    return StreamTableEnvironment.create(env, environment_settings=EnvironmentSettings
-                                         .in_streaming_mode())
 
 
 def _with(db, table, *options):
@@ -29,7 +21,7 @@ def test_jdbc_tables_are_scanned_appended_to_and_upserted(spark, postgres_db):
     postgres_db.execute("CREATE TABLE totals (customer TEXT PRIMARY KEY, total BIGINT, "
                         "n BIGINT)")
     postgres_db.execute("INSERT INTO totals VALUES ('old', 1, 1), ('ann', 0, 0)")
-    t_env = _t_env()
+    t_env = streaming_t_env()
     t_env.execute_sql("CREATE TABLE orders (id INT, customer STRING, amount INT) "
                       + _with(postgres_db, 'orders'))
     t_env.execute_sql("CREATE TABLE copies (id INT, customer STRING, amount INT) "
@@ -48,7 +40,7 @@ def test_jdbc_tables_are_scanned_appended_to_and_upserted(spark, postgres_db):
 
 
 def test_jdbc_options_fail_when_the_table_is_created(spark):
-    t_env = _t_env()
+    t_env = streaming_t_env()
     with pytest.raises(ValueError, match="Missing required options are: table-name"):
         t_env.execute_sql("CREATE TABLE t (a INT) WITH ('connector' = 'jdbc', "
                           "'url' = 'jdbc:postgresql://localhost/db')")

@@ -7,16 +7,8 @@ import json
 import pytest
 
 from api.common.types import RowKind
-from api.datastream import StreamExecutionEnvironment
-from api.table import EnvironmentSettings, StreamTableEnvironment
 from benchmarks.kafka_broker import create_topic, produce, read_messages, unique_topic
-
-
-def _t_env():
-    env = StreamExecutionEnvironment.get_execution_environment()
-    env.set_parallelism(2)
-    return StreamTableEnvironment.create(env, environment_settings=EnvironmentSettings
-                                         .in_streaming_mode())
+from tests.api.table.streams import streaming_t_env
 
 
 def _with(bootstrap, topic, *options):
@@ -31,7 +23,7 @@ def test_a_kafka_table_is_read_and_written_with_key_and_value_formats(spark, kaf
     source, sink = (create_topic(bootstrap, unique_topic(p), 2) for p in ('in', 'out'))
     produce(bootstrap, source, ['%d;w%d;%d.5' % (i, i % 3, i) for i in range(12)] + ['bad'],
             partition=0)
-    t_env = _t_env()
+    t_env = streaming_t_env()
     t_env.execute_sql("CREATE TABLE words (id INT, word STRING, score DOUBLE) "
                       + _with(bootstrap, source, ('format', 'csv'),
                               ('csv.field-delimiter', ';'), ('csv.ignore-parse-errors', 'true')))
@@ -59,7 +51,7 @@ def test_upsert_kafka_writes_a_changelog_as_upserts_and_tombstones(spark, kafka_
     words, counts, copy = (create_topic(bootstrap, unique_topic(p)) for p in
                            ('words', 'counts', 'copy'))
     produce(bootstrap, words, ['a', 'b', 'a', 'c', 'a', 'b'])
-    t_env = _t_env()
+    t_env = streaming_t_env()
     t_env.execute_sql("CREATE TABLE words (word STRING) " +
                       _with(bootstrap, words, ('format', 'raw')))
 
@@ -93,7 +85,7 @@ def test_upsert_kafka_writes_a_changelog_as_upserts_and_tombstones(spark, kafka_
 
 
 def test_kafka_options_fail_when_the_table_is_created(spark):
-    t_env = _t_env()
+    t_env = streaming_t_env()
     with pytest.raises(ValueError, match="Missing required options are: topic"):
         t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', "
                           "'properties.bootstrap.servers' = 'x:1', 'format' = 'raw')")

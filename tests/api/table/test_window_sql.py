@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from api.common import Types
-from api.table import DataTypes, EnvironmentSettings, Schema, StreamTableEnvironment
+from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
 from tests.api.table.oracle import run_job
+from tests.api.table.streams import rowtime_view, streaming_t_env
 from tests.conftest import make_env
 
 JOB = os.path.join(os.path.dirname(__file__), "window_sql_job.py")
@@ -43,16 +44,9 @@ def test_streaming_sql_prints_what_pyflink_prints(capsys, monkeypatch):
 
 def _events_env(events, parallelism, micro_batch_size, delay):
     env = make_env("local", parallelism=parallelism, micro_batch_size=micro_batch_size)
-    t_env = StreamTableEnvironment.create(
-        env, environment_settings=EnvironmentSettings.in_streaming_mode())
-    stream = env.from_collection(events, Types.ROW_NAMED(
-        ['k', 'v', 'ms'], [Types.STRING(), Types.INT(), Types.LONG()]))
-    t_env.create_temporary_view('events', stream, Schema.new_builder()
-                                .column('k', DataTypes.STRING()).column('v', DataTypes.INT())
-                                .column('ms', DataTypes.BIGINT())
-                                .column_by_expression('ts', "TO_TIMESTAMP_LTZ(ms, 3)")
-                                .watermark('ts', f"ts - INTERVAL '{delay}' SECOND")
-                                .build())
+    t_env = streaming_t_env(env)
+    rowtime_view(env, t_env, 'events', events, ('k', Types.STRING(), DataTypes.STRING()),
+                 delay)
     return t_env
 
 
