@@ -14,8 +14,8 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from engine.errors import RecordReadError
-from engine.io.kafka.client import (DEFAULT_API_TIMEOUT_MS, KafkaConfig, consume, kafka_library,
-                                    new_client, reader_settings)
+from engine.io.kafka.client import (DEFAULT_API_TIMEOUT_MS, KafkaConfig, KafkaUnavailableError,
+                                    consume, kafka_library, new_client, reader_settings)
 from engine.io.sources import Source, SplitRange
 
 log = logging.getLogger(__name__)
@@ -143,9 +143,12 @@ class KafkaPartitionSource(Source):
 
             def ask(timeout: float) -> list:
                 found = self._driver_client().offsets_for_times(wanted, timeout=timeout)
-                failed = next((tp.error for tp in found if tp.error is not None), None)
-                if failed is not None:
-                    raise library.KafkaException(failed)
+                failed = next((tp for tp in found if tp.error is not None), None)
+                if failed is not None:  # (answered, for this partition with an error)
+                    raise KafkaUnavailableError(
+                        f"Kafka at {self.config.properties.get('bootstrap.servers')} gave "
+                        f"no end offset for {split_id(failed.topic, failed.partition)}: "
+                        f"{failed.error}")
                 return found
 
             found = self._query("the end offsets of " + ", ".join(

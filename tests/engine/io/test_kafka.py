@@ -462,6 +462,22 @@ def test_a_partition_set_is_read_as_given(kafka_broker):
     assert values(records) == {f"{topic}:0": ["0"], f"{topic}:2": ["2"]}
 
 
+def test_a_partition_without_an_end_offset_is_named(kafka_broker):
+    # The end offsets of every split come in one request: an error for one partition
+    # names it, not the request.
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic())
+    produce(bootstrap, topic, ["a"])
+    kafka = KafkaSource.builder().set_bootstrap_servers(bootstrap) \
+        .set_partitions({KafkaTopicPartition(topic, 0), KafkaTopicPartition(topic, 3)}) \
+        .set_value_only_deserializer(SimpleStringSchema()).build().engine_source()
+    kafka.splits(1)
+    with pytest.raises(KafkaUnavailableError,
+                       match=f"Kafka at {bootstrap} gave no end offset for {topic}:3: .*"
+                             "Unknown partition"):
+        kafka.plan(f"{topic}:0", 0, 10, 0)
+
+
 def test_records_skipped_as_unreadable_are_the_sources_num_records_in_errors(kafka_broker):
     bootstrap = kafka_broker.bootstrap
     topic = create_topic(bootstrap, unique_topic())
