@@ -12,9 +12,9 @@ on brokers that show aborted records to ``read_committed`` readers.
 import json
 import os
 import time
-import uuid
 from typing import Callable, List
 
+from checkpoint.storage import temporary_path
 from core.private_paths import open_private
 
 from engine.io.kafka.client import (DEFAULT_MAX_BLOCK_MS, KafkaConfig, KafkaUnavailableError,
@@ -118,7 +118,7 @@ class KafkaTransactionalCommitter(StagedCommitter):
             done = self._delivered_before(producer, marker, batch_id, subtask)
         else:
             done = set()
-            temporary = f"{marker}.{uuid.uuid4().hex}.tmp"
+            temporary = temporary_path(marker)  # (a crash leaves it to recover())
             with open_private(temporary) as f:
                 json.dump(self._end_offsets(producer, {topic for topic, _, _ in items}), f)
             os.replace(temporary, marker)

@@ -369,7 +369,15 @@ def test_a_delivery_repeated_after_a_crash_writes_nothing_twice(kafka_broker, tm
     # A crash in the middle of the next batch's delivery: part of it was produced.
     staged_next = stage(sink, tmp_path, 1, ["s0", "s1", "s2"])
     committer(sink, tmp_path).deliver(1, 0, read_staged(staged_next)[:1])
-    stage(sink, tmp_path, 2, ["never committed"])
+    staged_last = stage(sink, tmp_path, 2, ["never committed"])
+    # A crash while the offsets marker of a delivery is written leaves a partial file.
+    crashing = committer(sink, tmp_path)
+
+    def crash(*args):
+        raise CrashBeforeCommit()
+    crashing._end_offsets = crash
+    with pytest.raises(CrashBeforeCommit):
+        crashing.commit(2, 0, staged_last)
 
     restarted = committer(sink, tmp_path)
     restarted.recover(1)  # the job resumes after batch 1
