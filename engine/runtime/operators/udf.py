@@ -154,6 +154,30 @@ class FlatMapOperator(_ManyOutputsOperator):
         super().open()
         self._call = self.function.flat_map
 
+    def process_chunk(self, records):
+        cursor = self.cursor
+        if cursor.set_key is not None:  # keyed: each record's key made current first
+            return super().process_chunk(records)
+        # (unkeyed, the common case: one loop without the keyed one's tests per record)
+        call, out = self._call, []
+        append, extend = out.append, out.extend
+        record = None
+        try:
+            if cursor.stamped:
+                for timestamp, record in records:
+                    results = call(record)
+                    if results is not None:
+                        for result in results:
+                            append((timestamp, result))
+            else:
+                for record in records:
+                    results = call(record)
+                    if results is not None:
+                        extend(results)
+        except Exception as e:
+            raise OperatorError.wrap(self.name, record, e) from None
+        self._flush(out)
+
 
 class ProcessOperator(_ManyOutputsOperator):
     """Runs a ProcessFunction or KeyedProcessFunction; outputs what process_element and

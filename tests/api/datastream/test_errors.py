@@ -54,6 +54,17 @@ def test_a_failing_map_or_reduce_of_an_event_time_job_names_its_record(env_facto
         env.execute()
 
 
+def test_a_failing_flat_map_names_its_record_with_or_without_event_time_or_keys(
+        env_factory):
+    for build in (lambda s: s, event_time, lambda s: event_time(s).key_by(lambda x: x % 2)):
+        env = env_factory(parallelism=2)
+        build(env.from_collection([1, 2, 3])).flat_map(lambda x: [fail_on(2)(x)]) \
+            .name("split").print()
+        with pytest.raises(JobExecutionException,
+                           match=r"(?s)Operator 'split' failed on record 2.*cannot handle 2"):
+            env.execute()
+
+
 class FailsOn20(TimestampAssigner):
     def extract_timestamp(self, value, record_timestamp):
         if value == 20:

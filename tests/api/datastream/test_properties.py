@@ -7,8 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.common import Types
+from api.common import Duration, Time, TimestampAssigner, Types, WatermarkStrategy
 from api.datastream import KeyedProcessFunction, RuntimeExecutionMode
+from api.datastream.window import TumblingEventTimeWindows
 from api.datastream.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from engine.runtime import task
 from tests.conftest import make_env
@@ -125,6 +126,28 @@ def test_stateless_chain_with_rebalance_matches_reference(data, parallelism, bat
                .execute_and_collect())
     expected = [y for x in data if (x * 2) % 3 != 0 for y in (x * 2, -x * 2)]
     assert sorted(got) == sorted(expected)
+
+
+class ValueIsTime(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.lists(st.integers(0, 100), max_size=40), parallelism=parallelisms,
+       batch_size=batch_sizes)
+def test_a_flat_maps_outputs_keep_their_records_timestamp(data, parallelism, batch_size):
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch_size)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1)) \
+        .with_timestamp_assigner(ValueIsTime())
+    got = list(env.from_collection(data).assign_timestamps_and_watermarks(strategy)
+               .flat_map(lambda x: [x, x + 1000]).key_by(lambda x: 0)
+               .window(TumblingEventTimeWindows.of(Time.milliseconds(10)))
+               .reduce(lambda a, b: a + b).execute_and_collect())
+    expected = defaultdict(int)
+    for x in data:
+        expected[x // 10] += 2 * x + 1000
+    assert sorted(got) == sorted(expected.values())
 
 
 @pytest.mark.usefixtures("spark")
