@@ -15,7 +15,7 @@ from .sql_parser import WindowFunction, to_spark_sql, unsupported
 from .types import DataType, DataTypes
 
 __all__ = ['plan_streaming_query', 'on_stream', 'is_calc', 'select_items', 'column_resolver',
-           'flink_aggregate_type', 'AGGREGATE_NODES']
+           'flink_aggregate_type', 'aggregate_argument', 'AGGREGATE_NODES']
 
 AGGREGATE_NODES = {exp.Sum: 'sum', exp.Count: 'count', exp.Min: 'min', exp.Max: 'max',
                    exp.Avg: 'avg'}
@@ -147,12 +147,7 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
 
     def aggregate_of(node: exp.Expression) -> int:
         function = AGGREGATE_NODES[type(node)]
-        argument = node.this
-        distinct = isinstance(argument, exp.Distinct)
-        if distinct:
-            if len(argument.expressions) != 1:
-                raise unsupported('DISTINCT aggregates of several columns', sql)
-            argument = argument.expressions[0]
+        argument, distinct = aggregate_argument(node, sql)
         star = isinstance(argument, exp.Star) or argument is None
         if star and function != 'count':
             raise unsupported(f"{function.upper()}(*)", sql)
@@ -206,6 +201,16 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
                       for (name, data_type), item in zip(table._columns, items)]
     table._changelog = plan
     return table
+
+
+def aggregate_argument(node: exp.Expression, sql: str):
+    """The argument of an aggregate call, and whether it aggregates DISTINCT values."""
+    argument = node.this
+    if not isinstance(argument, exp.Distinct):
+        return argument, False
+    if len(argument.expressions) != 1:
+        raise unsupported('DISTINCT aggregates of several columns', sql)
+    return argument.expressions[0], True
 
 
 def _direct_type(item: exp.Expression, names: List[str],

@@ -18,8 +18,8 @@ from engine.time.windows import (EventTimeSessionWindows, SlidingEventTimeWindow
 from .changelog import Aggregate, AppendingQuery, Calc, accumulate, aggregate_result
 from .row_expressions import compile_expression, interval_millis
 from .sql_parser import WindowFunction, parse_expression, unsupported
-from .stream_sql import (AGGREGATE_NODES, column_resolver, flink_aggregate_type,
-                         select_items)
+from .stream_sql import (AGGREGATE_NODES, aggregate_argument, column_resolver,
+                         flink_aggregate_type, select_items)
 from .table import keep_declared
 from .types import DataTypes
 
@@ -30,18 +30,20 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 
 
 class CumulativeEventTimeWindows(WindowAssigner):
-    """Windows that start every ``max_size`` and end every ``step`` after their start, up
-    to ``max_size`` (Flink SQL's CUMULATE): an element is in each such window it precedes
-    the end of."""
+    """Windows that start every ``max_size`` (from the epoch plus ``offset``) and end every
+    ``step`` after their start, up to ``max_size`` (Flink SQL's CUMULATE): an element is in
+    each such window it precedes the end of."""
 
-    def __init__(self, step: int, max_size: int):
+    def __init__(self, step: int, max_size: int, offset: int = 0):
         if step <= 0 or max_size % step:
             raise ValueError("CUMULATE: the max size must be a multiple of the step")
         self._step = step
         self._max_size = max_size
+        self._offset = offset
 
     def assign_windows(self, element, timestamp: int, context) -> List[TimeWindow]:
-        start = TimeWindow.get_window_start_with_offset(timestamp, 0, self._max_size)
+        start = TimeWindow.get_window_start_with_offset(timestamp, self._offset,
+                                                        self._max_size)
         return [TimeWindow(start, end) for end in range(
             start + self._step, start + self._max_size + 1, self._step) if end > timestamp]
 
@@ -94,6 +96,8 @@ def stamped_rows(view, sql: str):
 
 
 def _assigner(function: WindowFunction, sql: str):
+    """The kind, time column and window assigner of a windowing table function; an offset
+    (the last interval, optional but for SESSION) shifts the windows from the epoch."""
     kind = function.this.name.upper()
     arguments = function.expressions
     descriptor = arguments[0] if arguments else None
@@ -101,16 +105,19 @@ def _assigner(function: WindowFunction, sql: str):
     if not (isinstance(descriptor, exp.Anonymous) and descriptor.name.upper() == 'DESCRIPTOR'):
         raise unsupported(f"{kind} without DESCRIPTOR(time column) as its second argument",
                           sql)
-    if len(arguments) - 1 != counts[kind]:
-        raise unsupported(f"{kind} windows with {len(arguments) - 1} interval(s) (an offset)",
-                          sql)
+    if len(arguments) - 1 not in (counts[kind], counts[kind] + (kind != 'SESSION')):
+        raise unsupported(f"{kind} windows with {len(arguments) - 1} interval(s)", sql)
     millis = [interval_millis(a, sql) for a in arguments[1:]]
+    offset = millis.pop() if len(millis) > counts[kind] else 0
     if kind == 'TUMBLE':
-        assigner = TumblingEventTimeWindows.of(millis[0])
-    elif kind == 'HOP':
-        assigner = SlidingEventTimeWindows.of(millis[1], millis[0])
+        if abs(offset) >= millis[0]:
+            raise ValueError(f"TUMBLE table function parameters must satisfy abs(offset) < "
+                             f"size, but got size {millis[0]} ms and offset {offset} ms.")
+        assigner = TumblingEventTimeWindows.of(millis[0], offset)
+    elif kind == 'HOP':  # Flink takes the offset modulo the slide
+        assigner = SlidingEventTimeWindows.of(millis[1], millis[0], offset % millis[0])
     elif kind == 'CUMULATE':
-        assigner = CumulativeEventTimeWindows(*millis)
+        assigner = CumulativeEventTimeWindows(*millis, offset)
     else:
         assigner = EventTimeSessionWindows.with_gap(millis[0])
     return kind, descriptor.expressions[0].name, assigner
@@ -142,8 +149,11 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
         typed._changelog = AppendingQuery(stream.flat_map(
             _Windowed(assigner, calc, names.index(view._rowtime)), Types.PICKLED_BYTE_ARRAY()))
         return typed
-    if tree.args.get('where') is not None:
-        raise unsupported("WHERE clauses of window aggregates (filter the view first)", sql)
+    where = tree.args.get('where')
+    if where is not None:  # rows filtered before they reach their windows
+        if any(c.name in WINDOW_COLUMNS for c in where.find_all(exp.Column)):
+            raise unsupported("WHERE conditions on window columns of window aggregates", sql)
+        stream = stream.filter(compile_expression(where.this, resolve, sql).holds)
     keys = [k.name for k in group.expressions if isinstance(k, exp.Column)]
     if len(keys) != len(group.expressions) or not {'window_start', 'window_end'} <= set(keys):
         raise unsupported("Window aggregates not grouped by window_start, window_end and "
@@ -156,9 +166,7 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
 
     def post_node(node: exp.Expression) -> exp.Expression:
         if type(node) in AGGREGATE_NODES:
-            argument = node.this
-            if isinstance(argument, exp.Distinct):
-                raise unsupported("DISTINCT aggregates of windows", sql)
+            argument, distinct = aggregate_argument(node, sql)
             field = None
             if not isinstance(argument, exp.Star):
                 field = len(arguments)
@@ -166,7 +174,8 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
             integral = field is not None and argument.key == 'column' and \
                 dict(view._columns)[argument.name]._root in ('TINYINT', 'SMALLINT', 'INT',
                                                              'BIGINT')
-            aggregates.append(Aggregate(AGGREGATE_NODES[type(node)], field, False, integral))
+            aggregates.append(Aggregate(AGGREGATE_NODES[type(node)], field, distinct,
+                                        integral))
             return exp.column('__agg%d' % (len(aggregates) - 1))
         return node
     items = [e.transform(post_node, copy=True) for e in tree.expressions]
@@ -185,7 +194,7 @@ def plan_window_query(t_env, tree: exp.Select, function: WindowFunction, sql: st
     for i, item in enumerate(tree.expressions):
         inner = item.this if isinstance(item, exp.Alias) else item
         if type(inner) in AGGREGATE_NODES:
-            argument = inner.this
+            argument, _ = aggregate_argument(inner, sql)
             typed._columns[i] = (typed._columns[i][0], flink_aggregate_type(
                 AGGREGATE_NODES[type(inner)], view_types.get(argument.name)
                 if isinstance(argument, exp.Column) else typed._columns[i][1]))
@@ -257,11 +266,15 @@ class _WindowAggregate(ProcessWindowFunction):
 
     def process(self, key, context, elements):
         states = [None] * len(self._aggregates)
+        seen = [set() for _ in self._aggregates]  # the values of DISTINCT aggregates
         for row in elements:
             for i, aggregate in enumerate(self._aggregates):
                 x = 1 if aggregate.field is None else self._arguments[aggregate.field](row)
-                if x is not None:
-                    states[i] = accumulate(aggregate.function, states[i], x)
+                if x is None or (aggregate.distinct and x in seen[i]):
+                    continue
+                if aggregate.distinct:
+                    seen[i].add(x)
+                states[i] = accumulate(aggregate.function, states[i], x)
         values = tuple(key) + _bounds(context.window()) + tuple(
             aggregate_result(a, s) for a, s in zip(self._aggregates, states))
         row = self._post(values)

@@ -78,17 +78,22 @@ def test_window_aggregates_do_not_depend_on_parallelism_or_micro_batch_size(spar
 @settings(max_examples=8, deadline=None)
 @given(events=st.lists(st.tuples(st.sampled_from("xy"), st.integers(-20, 20),
                                  st.integers(0, 59_999)), min_size=1, max_size=30),
+       offset=st.integers(-9_999, 9_999),
        parallelism=st.sampled_from([1, 2]), micro_batch_size=st.sampled_from([1, 4, 1000]))
 def test_a_tumbling_window_aggregate_is_the_aggregate_of_each_window(
-        events, parallelism, micro_batch_size):
+        events, offset, parallelism, micro_batch_size):
     windows = defaultdict(list)
     for key, value, ms in events:
-        windows[(ms // 10_000, key)].append(value)
-    expected = sorted((EPOCH + datetime.timedelta(seconds=10 * w), k, sum(vs), len(vs),
-                       max(vs)) for (w, k), vs in windows.items())
+        if value != 0:  # the WHERE
+            windows[((ms - offset) // 10_000 * 10_000 + offset, key)].append(value)
+    expected = sorted((EPOCH + datetime.timedelta(milliseconds=start), k, sum(vs), len(vs),
+                       max(vs), len(set(vs))) for (start, k), vs in windows.items())
     # a watermark delay longer than the input's time span: no record is late
     t_env = _events_env(events, parallelism, micro_batch_size, delay=60)
-    assert _window_rows(t_env, TUMBLE) == expected
+    assert _window_rows(t_env, (
+        "SELECT window_start, k, SUM(v), COUNT(*), MAX(v), COUNT(DISTINCT v) FROM TABLE("
+        "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '%d' "
+        "MILLISECOND)) WHERE v <> 0 GROUP BY window_start, window_end, k" % offset)) == expected
 
 
 def test_unsupported_constructs_fail_when_the_statement_is_planned(spark):
@@ -99,9 +104,17 @@ def test_unsupported_constructs_fail_when_the_statement_is_planned(spark):
     with pytest.raises(NotImplementedError, match="SESSION windows without GROUP BY"):
         t_env.sql_query("SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), "
                         "INTERVAL '5' SECOND))")
-    with pytest.raises(NotImplementedError, match="TUMBLE windows with 2 interval"):
+    with pytest.raises(NotImplementedError, match="TUMBLE windows with 3 interval"):
         t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), "
-                        "INTERVAL '5' SECOND, INTERVAL '1' SECOND))")
+                        "INTERVAL '5' SECOND, INTERVAL '1' SECOND, INTERVAL '1' SECOND))")
+    with pytest.raises(ValueError, match=r"TUMBLE table function parameters must satisfy "
+                       r"abs\(offset\) < size, but got size 5000 ms and offset -5000 ms"):
+        t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), "
+                        "INTERVAL '5' SECOND, INTERVAL '-5' SECOND))")
+    with pytest.raises(NotImplementedError, match="WHERE conditions on window columns"):
+        t_env.sql_query("SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE events, "
+                        "DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE window_end > ts "
+                        "GROUP BY window_start, window_end")
     with pytest.raises(ValueError, match="'ms' is not the rowtime"):
         t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ms), "
                         "INTERVAL '5' SECOND))")

@@ -56,3 +56,21 @@ show("SELECT * FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SEC
      "WHERE v > 2")
 show("SELECT k, v, window_start FROM TABLE(HOP(TABLE events, DESCRIPTOR(ts), "
      "INTERVAL '10' SECOND, INTERVAL '20' SECOND)) WHERE k = 'b'")
+show("SELECT window_start, window_end, k, SUM(v) AS s FROM TABLE(TUMBLE(TABLE events, "
+     "DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '2' SECOND)) "
+     "GROUP BY window_start, window_end, k")
+show("SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE events, "
+     "DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND, INTERVAL '7' SECOND)) "
+     "GROUP BY window_start, window_end")
+show("SELECT window_start, window_end, SUM(v) AS s FROM TABLE(CUMULATE(TABLE events, "
+     "DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND, INTERVAL '4' SECOND)) "
+     "GROUP BY window_start, window_end")
+show("SELECT k, v, window_start, window_end FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), "
+     "INTERVAL '10' SECOND, INTERVAL '-3' SECOND)) WHERE k = 'a'")
+show("SELECT window_start, window_end, COUNT(DISTINCT v) AS dv, COUNT(DISTINCT k) AS dk, "
+     "SUM(DISTINCT v) AS sv, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), "
+     "INTERVAL '10' SECOND)) GROUP BY window_start, window_end")
+show("SELECT window_start, k, SUM(v) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, "
+     "DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE v > 0 GROUP BY window_start, window_end, k")
+show("SELECT window_start, window_end, COUNT(DISTINCT v) FROM TABLE(SESSION(TABLE events, "
+     "DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE v > 0 GROUP BY window_start, window_end")
