@@ -9,6 +9,7 @@ import re
 from typing import Callable, Optional
 
 from .sql_parser import cast_type, expression_to_spark_sql, parse_expression
+from .sql_typing import common_text_type
 from .types import DataType, checked_data_type
 
 __all__ = ['Expression', 'col', 'lit', 'call', 'call_sql', 'concat', 'concat_ws',
@@ -352,6 +353,8 @@ def declared_type(expression: Expression) -> Optional[DataType]:
         return CharType(max(1, len(args[0])), False)
     if kind == 'TO_TIMESTAMP_LTZ':
         return DataTypes.TIMESTAMP_LTZ(args[1]._args[0])
+    if kind == 'ifThenElse':
+        return common_text_type([declared_type(args[1]), declared_type(args[2])])
     return None
 
 

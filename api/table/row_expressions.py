@@ -53,6 +53,13 @@ class RowExpression:
         """The index of the column the expression is, if it is one."""
         return self._tree[1] if self._tree[0] == 'col' else None
 
+    def typed(self, data_type) -> 'RowExpression':
+        """The expression with values of ``data_type`` (a DataType): a DECIMAL's rounded to
+        its scale, as Flink's (``v / 2.0`` of DECIMAL(17, 6) is 0.500000)."""
+        if data_type._root != 'DECIMAL':
+            return self
+        return RowExpression(('cast', self._tree, ('decimal', data_type._args[1])))
+
     def holds(self, row: Sequence) -> bool:
         """True where the expression (a condition) is TRUE (not FALSE, not NULL)."""
         return _evaluate(self._tree, row) is True
@@ -99,8 +106,11 @@ def _compile(node: exp.Expression, resolve: Resolver, sql: str) -> tuple:
     if isinstance(node, exp.If):
         return ('case', ((sub(node.this), sub(node.args['true'])),),
                 sub(node.args['false']) if node.args.get('false') else ('value', None))
-    if isinstance(node, exp.Case) and node.this is None:
-        return ('case', tuple((sub(w.this), sub(w.args['true'])) for w in node.args['ifs']),
+    if isinstance(node, exp.Case):  # CASE [operand] WHEN ...: WHEN values equal the operand
+        def condition(when):
+            return sub(when) if node.this is None else ('eq', sub(node.this), sub(when))
+        return ('case', tuple((condition(w.this), sub(w.args['true']))
+                              for w in node.args['ifs']),
                 sub(node.args['default']) if node.args.get('default') else ('value', None))
     if isinstance(node, exp.Cast):
         return ('cast', sub(node.this), _cast_target(node.to, sql))

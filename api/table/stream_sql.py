@@ -12,13 +12,13 @@ from sqlglot import exp
 from .changelog import Aggregate, AppendingQuery, Calc, GroupAggregate
 from .row_expressions import compile_expression
 from .sql_parser import WindowFunction, to_spark_sql, unsupported
-from .types import DataType, DataTypes
+from .sql_typing import (AGGREGATE_NODES, column_types, flink_aggregate_type,
+                         integer_division)
+from .types import DataType
 
 __all__ = ['plan_streaming_query', 'on_stream', 'is_calc', 'select_items', 'column_resolver',
-           'flink_aggregate_type', 'aggregate_argument', 'AGGREGATE_NODES']
+           'aggregate_argument']
 
-AGGREGATE_NODES = {exp.Sum: 'sum', exp.Count: 'count', exp.Min: 'min', exp.Max: 'max',
-                   exp.Avg: 'avg'}
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
 
@@ -83,8 +83,9 @@ def on_stream(table, view, tree: exp.Select, sql: str, strict: bool):
     try:
         condition = compile_expression(where.this, resolve, sql) if where is not None \
             else None
-        calc = Calc(condition, tuple(compile_expression(e, resolve, sql)
-                                     for e in select_items(tree, names)))
+        calc = Calc(condition, tuple(
+            compile_expression(e, resolve, sql).typed(t) for e, (_, t) in
+            zip(select_items(tree, names), table._columns)))
     except NotImplementedError:
         if strict and not view._stream_rows.bounded():
             raise
@@ -119,17 +120,6 @@ def column_resolver(names: List[str], sql: str, qualifiers=None):
         raise ValueError(f"Column '{column.sql()}' not found in any table; the columns are "
                          f"{names}: {sql}")
     return resolve
-
-
-def flink_aggregate_type(function: str, argument: Optional[DataType]) -> DataType:
-    """The result type of a Flink aggregate of a column of ``argument`` type: COUNT is
-    BIGINT NOT NULL; SUM, MIN, MAX and AVG keep the argument's type (AVG of integers is
-    an integer), and its nullability (a group has a row)."""
-    if function == 'count':
-        return DataTypes.BIGINT(False)
-    if function == 'sum' and argument._root == 'DECIMAL':
-        return DataTypes.DECIMAL(38, argument._args[1], argument._nullable)
-    return argument
 
 
 def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
@@ -171,8 +161,10 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
     having = tree.args.get('having')
     having = having.this.transform(post_node, copy=True) if having is not None else None
     # the types of the aggregate's input (the keys and arguments), planned by Spark
+    column_type = column_types([view._columns])
     pre_sql = 'SELECT %s FROM {t}%s' % (
-        ', '.join(to_spark_sql(e, sql) for e in keys + arguments) or '1',
+        ', '.join(to_spark_sql(integer_division(e, column_type), sql)
+                  for e in keys + arguments) or '1',
         ' WHERE ' + to_spark_sql(where.this, sql) if where is not None else '')
     pre_columns = view._query(pre_sql)._columns
     for i, key in enumerate(keys):

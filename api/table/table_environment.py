@@ -19,7 +19,8 @@ from .connectors import connector_of
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
 from .inserts import insert_stream
-from .sql_parser import cast_type, parse_query, table_names, to_spark_sql
+from .sql_parser import parse_query, table_names, to_spark_sql
+from .sql_typing import ColumnType, column_types, flink_type, integer_division
 from .statement_set import StatementSet
 from .stream_sql import plan_streaming_query
 from .stream_tables import table_of_stream
@@ -228,8 +229,10 @@ class TableEnvironment:
     def _spark_query(self, tree, query: str) -> Table:
         """The table of a parsed query run as Spark SQL; it is planned over the views'
         empty tables (no stream runs until its rows are needed)."""
-        session, spark_sql = self._spark(), to_spark_sql(tree, query)
         views = {n: self._views[n] for n in table_names(tree) if n in self._views}
+        column_type = column_types(v._columns for v in views.values())
+        session = self._spark()
+        spark_sql = to_spark_sql(integer_division(tree, column_type), query)
 
         def frame(planning: bool):
             for name, view in views.items():  # a view's stream runs only when queried
@@ -239,7 +242,7 @@ class TableEnvironment:
         planned = frame(True)
         updating = self._is_streaming() and bool(_UPDATING_PLAN.search(
             planned._jdf.queryExecution().analyzed().toString()))
-        table = Table(self, _flink_columns(tree, columns_of(planned), views),
+        table = Table(self, _flink_columns(tree, columns_of(planned), column_type),
                       lambda: frame(False), updating)
         table._rowtime = _rowtime_of(tree, views)
         return table
@@ -476,26 +479,20 @@ class StreamTableEnvironment(TableEnvironment):
                                          Types.TUPLE([Types.BOOLEAN(), type_info]))
 
 
-def _flink_columns(tree, columns: Columns, views: dict) -> Columns:
+def _flink_columns(tree, columns: Columns, column_type: ColumnType) -> Columns:
     """The planned ``columns`` of a query as Flink names and types them: an unnamed item
-    that is not a column is ``EXPR$<position>``; a column keeps its view's type and a
-    top-level CAST its declared type (Flink keeps precision and length, Spark not)."""
+    that is not a column is ``EXPR$<position>``; an item's type is Flink's where it differs
+    from Spark's only in what it shows (a column's declared type, a CAST's precision, a
+    string literal's CHAR(n): ``sql_typing.flink_type``)."""
     items = tree.expressions if tree.key == 'select' else []
     if len(items) != len(columns):
         return columns
-    view_types = {}
-    for view in views.values():
-        for name, data_type in view._columns:
-            view_types[name] = None if name in view_types else data_type  # ambiguous
     flink_columns = []
     for position, ((name, planned), item) in enumerate(zip(columns, items)):
-        declared = cast_type(item)
         inner = item.this if item.key == 'alias' else item
-        if inner.key == 'column':
-            declared = view_types.get(inner.name)
-        elif item.key != 'alias':
+        if inner.key != 'column' and item.key != 'alias':
             name = 'EXPR$%d' % position
-        flink_columns.append((name, keep_declared(planned, declared)))
+        flink_columns.append((name, keep_declared(planned, flink_type(item, column_type))))
     return flink_columns
 
 

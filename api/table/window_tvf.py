@@ -18,8 +18,8 @@ from engine.time.windows import (EventTimeSessionWindows, SlidingEventTimeWindow
 from .changelog import Aggregate, AppendingQuery, Calc, accumulate, aggregate_result
 from .row_expressions import compile_expression, interval_millis
 from .sql_parser import WindowFunction, parse_expression, unsupported
-from .stream_sql import (AGGREGATE_NODES, aggregate_argument, column_resolver,
-                         flink_aggregate_type, select_items)
+from .sql_typing import AGGREGATE_NODES, flink_aggregate_type
+from .stream_sql import aggregate_argument, column_resolver, select_items
 from .table import keep_declared
 from .types import DataTypes
 
