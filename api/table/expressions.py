@@ -210,6 +210,31 @@ for _attribute, _function, _doc in [
     setattr(Expression, _attribute, _property(_function, _doc))
 
 
+# time interval literals (``lit(10).seconds``): their milliseconds per unit
+_INTERVAL_UNITS = {'milli': 1, 'millis': 1, 'second': 1000, 'seconds': 1000,
+                   'minute': 60_000, 'minutes': 60_000, 'hour': 3_600_000, 'hours': 3_600_000,
+                   'day': 86_400_000, 'days': 86_400_000}
+for _unit in _INTERVAL_UNITS:
+    setattr(Expression, _unit, _property(_unit, f"An interval of this number of {_unit}."))
+# the properties of a group window's alias (``col('w').start``): window TVF columns
+WINDOW_PROPERTIES = {'start': 'window_start', 'end': 'window_end', 'rowtime': 'window_time',
+                     'proctime': None}
+for _property_name in WINDOW_PROPERTIES:
+    setattr(Expression, _property_name, _property(
+        _property_name, f"The {_property_name} of a group window, of its alias: "
+                        f"col('w').{_property_name}."))
+
+
+def interval_of(expression: Expression, owner: str) -> int:
+    """The milliseconds of a time interval literal: ``lit(10).seconds`` is 10000."""
+    if not isinstance(expression, Expression) or expression._name not in _INTERVAL_UNITS or \
+            expression._args[0]._name != 'literal' or \
+            not isinstance(expression._args[0]._args[0], int):
+        raise ValueError(f"{owner}: expected a time interval, e.g. lit(10).seconds, got "
+                         f"{expression!r} (row-count intervals are not available here)")
+    return expression._args[0]._args[0] * _INTERVAL_UNITS[expression._name]
+
+
 def _distinct(self) -> Expression:
     """The aggregate over distinct values: ``col('a').count.distinct``."""
     if self._name not in AGGREGATES:

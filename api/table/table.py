@@ -17,11 +17,11 @@ from .table_result import TableResult, insert_rows
 from .table_schema import TableSchema
 from .types import DataType
 
-__all__ = ['Table', 'GroupedTable']
+__all__ = ['Table', 'GroupedTable', 'GroupWindowedTable', 'WindowGroupedTable']
 
-# Table methods of PyFlink that need what this engine does not have (windows of the Table
-# API, table functions, pandas)
-_UNAVAILABLE = {'window', 'over_window', 'map', 'flat_map', 'aggregate', 'flat_aggregate',
+# Table methods of PyFlink that need what this engine does not have (over windows of the
+# Table API, table functions, pandas)
+_UNAVAILABLE = {'over_window', 'map', 'flat_map', 'aggregate', 'flat_aggregate',
                 'join_lateral', 'left_outer_join_lateral', 'to_pandas', 'explain',
                 'print_explain', 'to_changelog', 'from_changelog', 'insert_into'}
 
@@ -162,6 +162,18 @@ class Table:
     def group_by(self, *fields: Expression) -> 'GroupedTable':
         """Groups rows by the values of ``fields``; ``select`` then aggregates each group."""
         return GroupedTable(self, [to_expression(f) for f in fields])
+
+    def window(self, window) -> 'GroupWindowedTable':
+        """The table in group windows (``Tumble``, ``Slide``, ``Session`` of
+        ``api.table.window``) of its rowtime attribute, to ``group_by`` the window's alias
+        (and keys) and ``select`` aggregates and the window's properties:
+        ``tab.window(Tumble.over(lit(10).seconds).on(col('ts')).alias('w'))
+        .group_by(col('w'), col('k')).select(col('k'), col('w').start, col('v').sum)``."""
+        from .window import GroupWindow
+        if not isinstance(window, GroupWindow):
+            raise TypeError("window() takes a group window, e.g. Tumble.over(lit(10).seconds)"
+                            f".on(col('ts')).alias('w'), got {window!r}")
+        return GroupWindowedTable(self, window)
 
     def distinct(self) -> 'Table':
         """The table without duplicate rows."""
@@ -421,3 +433,33 @@ class GroupedTable:
             if result._changelog is not None:
                 result._columns = result._changelog.typed(result._columns)
         return result
+
+
+class GroupWindowedTable:
+    """A table in group windows (``table.window(...)``): ``group_by`` the window's alias."""
+
+    def __init__(self, table: Table, window):
+        self._table = table
+        self._window = window
+
+    def group_by(self, *fields: Expression) -> 'WindowGroupedTable':
+        """Groups rows by the window (its alias, ``col('w')``) and more keys."""
+        return WindowGroupedTable(self._table, self._window,
+                                  [to_expression(f) for f in fields])
+
+
+class WindowGroupedTable:
+    """A table grouped by a window and keys: ``select`` aggregates each window's groups."""
+
+    def __init__(self, table: Table, window, keys: List[Expression]):
+        self._table = table
+        self._window = window
+        self._keys = keys
+
+    def select(self, *fields: Union[Expression, str]) -> Table:
+        """One row per window and group, of the keys, aggregates and the window's
+        properties (``col('w').start``, ``.end``, ``.rowtime``); in STREAMING mode the rows
+        append when the watermark passes the window's end."""
+        from .group_windows import window_aggregate
+        return window_aggregate(self._table, self._window, self._keys,
+                                [to_expression(f) for f in fields])

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from api.common import Types
 from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
-from tests.api.table.oracle import run_job
+from tests.api.table.oracle import run_job, tableau_blocks
 from tests.api.table.streams import rowtime_view, streaming_t_env
 from tests.conftest import make_env
 
@@ -22,24 +22,13 @@ with open(os.path.join(os.path.dirname(__file__), "window_sql_pyflink_2_3_0.txt"
     PYFLINK_2_3_0_OUTPUT = f.read()  # what window_sql_job.py printed on PyFlink 2.3.0
 
 
-def _blocks(text: str) -> list:
-    """Each printed table as (its query, schema and frame lines, its rows): rows of window
-    aggregates sorted (Flink emits a window's groups in no defined order), others in
-    order."""
-    blocks, current = [], []
-    for line in text.splitlines():
-        current.append(line)
-        if line.endswith('rows in set'):
-            rows = [r for r in current if r.startswith(('| +', '| -'))]
-            header = [h for h in current if h not in rows]
-            grouped = any('GROUP BY window_start' in h for h in header)
-            blocks.append((header, sorted(rows) if grouped else rows))
-            current = []
-    return blocks + [(current, [])]
+def _grouped_by_window(header: list) -> bool:
+    return any('GROUP BY window_start' in h for h in header)
 
 
 def test_streaming_sql_prints_what_pyflink_prints(capsys, monkeypatch):
-    assert _blocks(run_job(JOB, capsys, monkeypatch)) == _blocks(PYFLINK_2_3_0_OUTPUT)
+    assert tableau_blocks(run_job(JOB, capsys, monkeypatch), _grouped_by_window) == \
+        tableau_blocks(PYFLINK_2_3_0_OUTPUT, _grouped_by_window)
 
 
 def _events_env(events, parallelism, micro_batch_size, delay):
