@@ -5,7 +5,8 @@ watermark, planned onto the DataStream API as Flink's interval join runs: both s
 keyed by the equality keys and connected, a KeyedCoProcessFunction keeping each side's rows
 in MapState by rowtime, joining each arriving row with the other side's rows within the
 bounds, and event-time timers removing rows (padding those of an outer side that never
-joined with NULLs) once the watermark has passed their bound. The result appends."""
+joined with NULLs) once the watermark has passed their bound. The result appends. An inner
+join without such bounds is a regular join (``regular_join.py``), planned here alike."""
 from typing import List, Optional, Tuple
 
 from sqlglot import exp
@@ -14,7 +15,8 @@ from api.common.typeinfo import Types
 from api.datastream.functions import KeyedCoProcessFunction
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.time.watermarks import MAX_WATERMARK
-from .changelog import AppendingQuery, Calc
+from .changelog import AppendingQuery, Calc, RowOf, StreamRows
+from .regular_join import RegularJoin
 from .row_expressions import RowExpression, compile_expression, interval_millis
 from .sql_parser import unsupported
 from .stream_sql import column_resolver
@@ -67,27 +69,40 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
     resolve = column_resolver(left.names + right.names, sql, {
         i.qualifier: (i.offset, i.names) for i in (left, right)})
     keys, bounds, rest = _classify(conditions, left, right, resolve, sql)
-    if bounds[0] is None or bounds[1] is None:
-        raise unsupported("Regular joins of streams (joins without time bounds on both sides "
-                          "between the rowtimes of the two views, i.e. not interval joins)",
-                          sql)
+    interval = None not in bounds
+    if not interval:  # a regular join: the time conditions are conditions as others
+        if side:
+            raise unsupported(f"{side} OUTER regular joins of streams (outer joins without "
+                              "time bounds on both sides between the rowtimes of the two "
+                              "views, i.e. not interval joins)", sql)
+        keys, _, rest = _classify(conditions, left, right, resolve, sql, time_bounds=False)
     items = _named_items(tree, left, right)
     typed = _typed_query(t_env, tree, items, left, right, resolve, side, sql)
     residual = None
     for condition in rest:
         residual = condition if residual is None else exp.and_(residual, condition)
-    function = IntervalJoin(
-        side, bounds, len(left.names), len(right.names),
-        compile_expression(residual, resolve, sql) if residual is not None else None,
-        Calc(compile_expression(after, resolve, sql) if after is not None else None,
-             tuple(compile_expression(e, resolve, sql) for e in items)),
-        _rowtime_index(left), _rowtime_index(right))
-    left_stream = stamped_rows(left.view, sql).key_by(
-        _JoinKey([k for k, _ in keys]), Types.PICKLED_BYTE_ARRAY())
-    right_stream = stamped_rows(right.view, sql).key_by(
-        _JoinKey([k for _, k in keys]), Types.PICKLED_BYTE_ARRAY())
-    typed._changelog = AppendingQuery(left_stream.connect(right_stream).process(
-        function, Types.PICKLED_BYTE_ARRAY()))
+    residual = compile_expression(residual, resolve, sql) if residual is not None else None
+    calc = Calc(compile_expression(after, resolve, sql) if after is not None else None,
+                tuple(compile_expression(e, resolve, sql) for e in items))
+    if interval:
+        function = IntervalJoin(side, bounds, len(left.names), len(right.names), residual,
+                                calc, _rowtime_index(left), _rowtime_index(right))
+    else:
+        function = RegularJoin(residual, calc)
+
+    def define():
+        inputs = [stamped_rows(i.view, sql) if interval else i.view._stream_rows.rows()
+                  for i in (left, right)]
+        left_stream, right_stream = [
+            s.key_by(_JoinKey([pair[i] for pair in keys]), Types.PICKLED_BYTE_ARRAY())
+            for i, s in enumerate(inputs)]
+        joined.append(left_stream.connect(right_stream).process(
+            function, Types.PICKLED_BYTE_ARRAY()))
+    joined = []
+    left.view._stream_rows.data_stream._env._apart(define)
+    names = [n for n, _ in typed._columns]
+    typed._stream_rows = StreamRows(joined[0], RowOf(tuple(range(len(names))), False), names)
+    typed._changelog = AppendingQuery(typed._stream_rows)
     return typed
 
 
@@ -130,9 +145,11 @@ def _time_term(node: exp.Expression, left: _Input, right: _Input, resolve,
     return None
 
 
-def _classify(conditions, left: _Input, right: _Input, resolve, sql: str):
+def _classify(conditions, left: _Input, right: _Input, resolve, sql: str,
+              time_bounds: bool = True):
     """The equality keys (left expression, right expression), the time bounds (lower,
-    upper: milliseconds of left.ts - right.ts, inclusive) and the other conditions."""
+    upper: milliseconds of left.ts - right.ts, inclusive; with ``time_bounds``) and the
+    other conditions."""
     keys, rest = [], []
     lower = upper = None
     for condition in conditions:
@@ -143,7 +160,7 @@ def _classify(conditions, left: _Input, right: _Input, resolve, sql: str):
                 pair = (condition.this, condition.expression)
                 keys.append(pair if sides[0] == 'left' else pair[::-1])
                 continue
-        if type(condition) in _BOUNDS:
+        if time_bounds and type(condition) in _BOUNDS:
             terms = [_time_term(e, left, right, resolve, sql)
                      for e in (condition.this, condition.expression)]
             if None not in terms and terms[0][0] != terms[1][0]:
@@ -200,7 +217,8 @@ def _typed_query(t_env, tree, items, left: _Input, right: _Input, resolve, side:
     planned.set('expressions', items)
     table = t_env._spark_query(planned, sql)
     types = [t for i in (left, right) for _, t in i.view._columns]
-    rowtimes = {_rowtime_index(left), right.offset + _rowtime_index(right)}
+    rowtimes = {i.offset + i.names.index(i.view._rowtime) for i in (left, right)
+                if i.view._rowtime}
     padded = {'LEFT': (right,), 'RIGHT': (left,), 'FULL': (left, right)}.get(side, ())
     columns, times = [], []
     for (name, planned_type), item in zip(table._columns, items):

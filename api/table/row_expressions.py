@@ -6,6 +6,7 @@ fails when the statement is planned, naming it."""
 import datetime
 import decimal
 import operator
+import re
 from typing import Callable, Optional, Sequence, Tuple
 
 from sqlglot import exp
@@ -16,7 +17,7 @@ __all__ = ['RowExpression', 'compile_expression', 'interval_millis']
 
 _BINARY = {exp.Add: 'add', exp.Sub: 'sub', exp.Mul: 'mul', exp.Div: 'div', exp.Mod: 'mod',
            exp.EQ: 'eq', exp.NEQ: 'ne', exp.GT: 'gt', exp.GTE: 'ge', exp.LT: 'lt',
-           exp.LTE: 'le', exp.DPipe: 'concat'}
+           exp.LTE: 'le', exp.DPipe: 'concat', exp.Like: 'like'}
 _UNARY = {exp.Upper: 'upper', exp.Lower: 'lower', exp.Length: 'length', exp.Abs: 'abs',
           exp.Neg: 'neg'}
 _UNITS = {'MILLISECOND': 1, 'SECOND': 1000, 'MINUTE': 60_000, 'HOUR': 3_600_000,
@@ -227,11 +228,17 @@ def _local_time(epoch: int, per_second: int) -> datetime.datetime:
         microseconds=fraction * 1_000_000 // per_second)
 
 
+def _like(value: str, pattern: str) -> bool:
+    """SQL's LIKE: ``%`` any characters, ``_`` one character."""
+    regex = ''.join('.*' if c == '%' else '.' if c == '_' else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, value, re.S) is not None
+
+
 _ARITHMETIC = {'add': _numbers(operator.add), 'sub': _numbers(operator.sub),
                'mul': _numbers(operator.mul), 'div': _divide, 'mod': _mod,
                'concat': lambda left, right: '%s%s' % (left, right),
                'upper': str.upper, 'lower': str.lower, 'length': len, 'abs': abs,
-               'neg': operator.neg,
+               'neg': operator.neg, 'like': _like,
                'instant': _local_time}
 
 

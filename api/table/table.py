@@ -339,6 +339,10 @@ class Table:
                              "rename them first (alias(...) or rename_columns(...))")
         both = Table(self._t_env, self._columns + right._columns, None)
         condition = 'TRUE' if predicate is None else both._sql(to_expression(predicate))
+        if self._t_env._is_streaming() and \
+                None not in (self._stream_rows, right._stream_rows):  # on the streams
+            return self._t_env.sql_query('SELECT * FROM %s %s %s ON %s' % (
+                self, kind, right, condition.replace('{{', '{').replace('}}', '}')))
         return self._query('SELECT * FROM {t} %s {r} ON %s' % (kind, condition), right,
                            updating=updating or self._updating or right._updating,
                            types=[t for _, t in self._columns + right._columns])
