@@ -17,7 +17,7 @@ from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
            'Calc', 'AppendingQuery', 'RetractMessages', 'accumulate', 'aggregate_result',
-           'check_bounded']
+           'check_bounded', 'is_bounded']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -87,13 +87,18 @@ class StreamRows:
 
     def bounded(self) -> bool:
         """Whether every source the rows are read from ends."""
-        return not _unbounded_sources(self.data_stream)
+        return is_bounded(self.data_stream)
 
 
 def _unbounded_sources(data_stream) -> List[str]:
     """The names of the sources of ``data_stream`` that do not end."""
     return [t.name for t in reachable([data_stream._transformation])
             if t.kind == "source" and not t.source.bounded]
+
+
+def is_bounded(data_stream) -> bool:
+    """Whether every source ``data_stream`` reads ends."""
+    return not _unbounded_sources(data_stream)
 
 
 def check_bounded(data_stream, method: str, why: str) -> None:

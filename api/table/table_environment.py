@@ -14,7 +14,7 @@ from api.datastream.job_settings import job_settings
 from api.datastream.stream_execution_environment import StreamExecutionEnvironment
 from engine.driver.job import spark_session
 from api.util.exceptions import TableException
-from .changelog import RetractMessages, check_bounded
+from .changelog import RetractMessages, is_bounded
 from .connectors import connector_of
 from .data_frames import Columns, columns_of, spark_type, to_data_frame
 from .ddl import parse_create_table
@@ -26,7 +26,7 @@ from .stream_sql import plan_streaming_query
 from .stream_tables import table_of_stream
 from .table import Table, keep_declared
 from .table_config import TableConfig
-from .table_result import ResultKind, TableResult
+from .table_result import CloseableResultIterator, ResultKind, TableResult
 from .types import DataType, DataTypes, data_type_of, type_info_of
 from .udf import UserDefinedFunctionWrapper
 
@@ -441,14 +441,17 @@ class StreamTableEnvironment(TableEnvironment):
         return table._changelog.changelog_stream(_row_type_info(table._columns),
                                                  '%d_group-aggregate' % self._operators)
 
-    def _changelog_rows(self, table: Table) -> List[Row]:
-        """The changelog of a streaming GROUP BY, computed by a job of its own
-        (``table.execute()``): positional Rows of their kinds."""
+    def _changelog_rows(self, table: Table):
+        """The changelog of a streaming query, computed by a job of its own
+        (``table.execute()``): positional Rows of their kinds; of an unbounded stream, an
+        iterator of them as the job's batches complete (closing it cancels the job)."""
         streams = []
         self._env._apart(lambda: streams.append(self._changelog_stream(table)))
-        check_bounded(streams[0], 'execute', "its rows are collected here when its job ends")
-        with streams[0]._collect("collect", alone=True) as rows:
-            return [Row.of_kind(r.get_row_kind(), *r) for r in rows]
+        rows = streams[0]._collect("collect", alone=True)
+        if not is_bounded(streams[0]):
+            return CloseableResultIterator(map(_positional, rows), rows.close)
+        with rows:
+            return [_positional(r) for r in rows]
 
     def to_append_stream(self, table: Table, type_info: TypeInformation) -> DataStream:
         """A DataStream of the table's rows as ``type_info`` (a ROW or TUPLE type: fields
@@ -600,6 +603,11 @@ def _record_of(type_info: TypeInformation):
     if isinstance(type_info, (RowTypeInfo, TupleTypeInfo)):
         return tuple
     return _first_field
+
+
+def _positional(row: Row) -> Row:
+    """A Row of a changelog as collected results are: positional, of its kind."""
+    return Row.of_kind(row.get_row_kind(), *row)
 
 
 def _first_field(row):

@@ -4,7 +4,7 @@ import datetime
 import decimal
 import unicodedata
 from enum import Enum
-from typing import Iterator, List, Optional
+from typing import Callable, Iterable, Iterator, List, Optional, Union
 
 from api.common.typeinfo import _java_float_string
 from api.common.types import Row, RowKind
@@ -28,7 +28,8 @@ class TableResult:
     """The result of ``table.execute()``, ``execute_sql(...)`` or ``execute_insert(...)``:
     ``collect()`` its rows or ``print()`` them."""
 
-    def __init__(self, columns: Columns, rows: List[Row], streaming: bool = False,
+    def __init__(self, columns: Columns, rows: Union[List[Row], 'CloseableResultIterator'],
+                 streaming: bool = False,
                  result_kind: ResultKind = ResultKind.SUCCESS_WITH_CONTENT,
                  printed: Optional[str] = None):
         self._columns = columns
@@ -53,36 +54,52 @@ class TableResult:
         """Returns at once: the result is complete when the statement returns."""
 
     def collect(self) -> 'CloseableResultIterator':
-        """The result's rows (each a Row of kind INSERT), in a closeable iterator:
-        ``with result.collect() as rows: ...``."""
+        """The result's rows (each a Row of its kind: INSERT, or a changelog's), in a
+        closeable iterator: ``with result.collect() as rows: ...``. Of an unbounded table,
+        the rows come as the job's batches complete, and closing the iterator cancels the
+        job."""
+        if isinstance(self._rows, CloseableResultIterator):
+            return self._rows
         return CloseableResultIterator(iter(self._rows))
 
     def print(self) -> None:
         """Prints the rows as Flink's tableau: a box of columns, ``op`` (the row kind) first
-        in STREAMING mode, then ``N rows in set`` (or ``Empty set``)."""
+        in STREAMING mode, then ``N rows in set`` (or ``Empty set``); the rows of an
+        unbounded table as they come."""
         if self._printed is not None:
             print(self._printed)
             return
-        print(tableau(self._columns, self._rows, self._streaming), end='')
+        with self.collect() as rows:
+            for piece in tableau_pieces(self._columns, rows, self._streaming):
+                print(piece, end='', flush=True)
 
 
 def tableau(columns: Columns, rows: List[Row], row_kinds: bool) -> str:
     """Flink's tableau of ``rows``: right-aligned cells, a column as wide as its type
     needs (and its name), longer values cut with ``...``."""
-    if not rows:
-        return 'Empty set\n'
+    return ''.join(tableau_pieces(columns, rows, row_kinds))
+
+
+def tableau_pieces(columns: Columns, rows: Iterable[Row], row_kinds: bool) -> Iterator[str]:
+    """The tableau of ``rows`` piece by piece as they come: the header with the first row,
+    a line per row, the count at their end."""
     names = [n for n, _ in columns]
     widths = [max(len(n), _type_width(t)) for n, t in columns]
-    cells = [[_cell(v, t) for v, (_, t) in zip(row, columns)] for row in rows]
     if row_kinds:
         names, widths = ['op'] + names, [2] + widths
-        cells = [[str(row.get_row_kind())] + c for row, c in zip(rows, cells)]
     border = '+' + '+'.join('-' * (w + 2) for w in widths) + '+\n'
 
     def line(values):
         return '|' + '|'.join(' %s ' % _fit(v, w) for v, w in zip(values, widths)) + '|\n'
-    count = '%d row%s in set\n' % (len(rows), '' if len(rows) == 1 else 's')
-    return border + line(names) + border + ''.join(line(c) for c in cells) + border + count
+    count = 0
+    for row in rows:
+        if not count:
+            yield border + line(names) + border
+        cells = [_cell(v, t) for v, (_, t) in zip(row, columns)]
+        yield line([str(row.get_row_kind())] + cells if row_kinds else cells)
+        count += 1
+    yield (border + '%d row%s in set\n' % (count, '' if count == 1 else 's')) if count \
+        else 'Empty set\n'
 
 
 def _type_width(data_type: DataType) -> int:
@@ -149,10 +166,12 @@ def value_string(value, data_type: DataType) -> str:
 
 
 class CloseableResultIterator:
-    """An iterator over a result's rows that can be closed (also in a ``with`` block)."""
+    """An iterator over a result's rows that can be closed (also in a ``with`` block);
+    ``on_close`` is called when it is (e.g. to cancel the job computing the rows)."""
 
-    def __init__(self, rows: Iterator[Row]):
+    def __init__(self, rows: Iterator[Row], on_close: Callable[[], None] = None):
         self._rows = rows
+        self._on_close = on_close
 
     def __iter__(self):
         return self
@@ -165,6 +184,8 @@ class CloseableResultIterator:
 
     def close(self) -> None:
         self._rows = iter(())
+        if self._on_close is not None:
+            self._on_close()
 
     def __enter__(self):
         return self

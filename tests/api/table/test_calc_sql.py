@@ -63,10 +63,17 @@ def test_what_has_no_evaluation_on_an_unbounded_stream_fails_when_planned():
         WatermarkStrategy.no_watermarks(), "gen"), 'v')
     with pytest.raises(NotImplementedError, match="SUBSTRING.*not supported in STREAMING"):
         t_env.sql_query("SELECT SUBSTRING(CAST(v AS STRING), 1, 2) FROM g WHERE v > 0")
-    table = t_env.sql_query("SELECT v + 1 AS w FROM g WHERE v > 0")
-    assert table._changelog is not None
-    with pytest.raises(ValueError, match=r"execute\(\): .*unbounded source.*gen.*INSERT INTO"):
-        table.execute()
+
+
+def test_the_rows_of_an_unbounded_table_are_collected_as_they_come():
+    env, t_env = _t_env(micro_batch_size=10)
+    t_env.create_temporary_view('g', env.from_source(
+        DataGeneratorSource(lambda i: i, count=None, type_info=Types.INT()),
+        WatermarkStrategy.no_watermarks(), "gen"), 'v')
+    result = t_env.sql_query("SELECT v + 1 AS w FROM g WHERE v > 0").execute()
+    with result.collect() as rows:  # leaving the block cancels the job
+        assert [tuple(next(rows)) for _ in range(25)] == [(w,) for w in range(2, 27)]
+    assert list(rows) == []
 
 
 _UNBOUNDED_INSERT = """

@@ -80,7 +80,7 @@ def test_an_unbounded_stream_is_a_table_only_for_streaming_aggregates_and_untype
                                 WatermarkStrategy.no_watermarks(), "gen")
     table = t_env.from_data_stream(unbounded.map(lambda x: x, Types.LONG()))
     with pytest.raises(ValueError, match=r"unbounded source.*Source: gen.*Bound the source"):
-        table.select(col('f0')).execute()
+        table.select(col('f0').sqrt).execute()  # no evaluation on the stream: Spark SQL
     untyped = env.from_collection([(1, 'a')])
     with pytest.raises(ValueError, match="no declared type: give the operator"):
         t_env.from_data_stream(untyped)
