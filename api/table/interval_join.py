@@ -16,9 +16,9 @@ from api.datastream.functions import KeyedCoProcessFunction
 from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.time.watermarks import MAX_WATERMARK
 from .changelog import AppendingQuery, Calc, RowOf, StreamRows
-from .regular_join import RegularJoin
+from .regular_join import OUTER_SIDES, JoinChangelog, RegularJoin
 from .row_expressions import RowExpression, compile_expression, interval_millis
-from .sql_parser import unsupported
+from .sql_parser import FlinkSQL, unsupported
 from .stream_sql import column_resolver
 from .window_tvf import epoch_millis, stamped_rows
 
@@ -71,10 +71,6 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
     keys, bounds, rest = _classify(conditions, left, right, resolve, sql)
     interval = None not in bounds
     if not interval:  # a regular join: the time conditions are conditions as others
-        if side:
-            raise unsupported(f"{side} OUTER regular joins of streams (outer joins without "
-                              "time bounds on both sides between the rowtimes of the two "
-                              "views, i.e. not interval joins)", sql)
         keys, _, rest = _classify(conditions, left, right, resolve, sql, time_bounds=False)
     items = _named_items(tree, left, right)
     typed = _typed_query(t_env, tree, items, left, right, resolve, side, sql)
@@ -88,7 +84,8 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
         function = IntervalJoin(side, bounds, len(left.names), len(right.names), residual,
                                 calc, _rowtime_index(left), _rowtime_index(right))
     else:
-        function = RegularJoin(residual, calc)
+        function = RegularJoin(residual, calc, OUTER_SIDES.get(side, (False, False)),
+                               (len(left.names), len(right.names)))
 
     def define():
         inputs = [stamped_rows(i.view, sql) if interval else i.view._stream_rows.rows()
@@ -101,6 +98,13 @@ def plan_join_query(t_env, tree: exp.Select, sql: str):
     joined = []
     left.view._stream_rows.data_stream._env._apart(define)
     names = [n for n, _ in typed._columns]
+    if side and not interval:  # it retracts the padded rows
+        typed._updating = True
+        typed._changelog = JoinChangelog(joined[0], (
+            "Join(joinType=[%sOuterJoin], where=[%s], select=[%s], "
+            "leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey])"
+            % (side.title(), on.sql(dialect=FlinkSQL) if on else 'true', ', '.join(names))))
+        return typed
     typed._stream_rows = StreamRows(joined[0], RowOf(tuple(range(len(names))), False), names)
     typed._changelog = AppendingQuery(typed._stream_rows)
     return typed
@@ -264,8 +268,7 @@ class IntervalJoin(KeyedCoProcessFunction):
     def __init__(self, side: str, bounds: Tuple[int, int], left_width: int,
                  right_width: int, condition: Optional[RowExpression], calc: Calc,
                  left_rowtime: int, right_rowtime: int):
-        self._outer = {'LEFT': (True, False), 'RIGHT': (False, True),
-                       'FULL': (True, True)}.get(side, (False, False))
+        self._outer = OUTER_SIDES.get(side, (False, False))
         lower, upper = bounds
         self._relative = (-lower, upper)  # how far left rows wait, and right rows
         self._clean_up_interval = (upper - lower) // 2

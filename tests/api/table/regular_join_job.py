@@ -1,7 +1,7 @@
 """The program of test_regular_join.py: run with argument "pyflink" (PyFlink 2.3.0) or "api"
-(this project); the same code after the imports. Regular inner joins of two append-only
-streams in STREAMING mode, of the Table API (join with a predicate, or filtered after) and
-of SQL: their schema and rows (+I)."""
+(this project); the same code after the imports. Regular joins of two append-only streams
+in STREAMING mode, of the Table API (join with a predicate, or filtered after; outer joins)
+and of SQL: their schema and changelog (+I, and -D of outer joins)."""
 import sys
 
 if sys.argv[1] == "pyflink":
@@ -55,3 +55,9 @@ show("SQL join, *", t_env.sql_query(
     "SELECT * FROM orders JOIN customers ON customer = name AND amount <> 5"))
 show("SQL join, no keys", t_env.sql_query(
     "SELECT oid, city FROM orders, customers WHERE amount > 9 AND city LIKE 'P%'"))
+show("left outer join", o.left_outer_join(c, col('customer') == col('name')))
+show("full outer join", o.select(col('oid'), col('customer'))
+     .full_outer_join(c, (col('customer') == col('name')) & (col('city') != 'Oslo')))
+show("SQL right join", t_env.sql_query(
+    "SELECT o.oid, c.name, c.city FROM orders o RIGHT JOIN customers c "
+    "ON o.customer = c.name AND o.amount > 5 WHERE c.city <> 'Rome'"))
