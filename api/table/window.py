@@ -8,6 +8,8 @@ from .expressions import Expression, interval_of
 
 __all__ = ['Tumble', 'Session', 'Slide', 'Over', 'GroupWindow', 'OverWindow']
 
+_NAMES = {'TUMBLE': 'Tumble', 'HOP': 'Slide', 'SESSION': 'Session'}  # the builders' names
+
 
 class GroupWindow:
     """A group window: its kind as Flink SQL's window function names it (TUMBLE, HOP,
@@ -17,10 +19,10 @@ class GroupWindow:
     def __init__(self, kind: str, intervals: Tuple[int, ...], time_field: Expression,
                  alias: str):
         if not isinstance(time_field, Expression) or time_field._name != 'field':
-            raise ValueError(f"{kind.title()} window: on() takes the time attribute column, "
+            raise ValueError(f"{_NAMES[kind]} window: on() takes the time attribute column, "
                              f"col('ts'), got {time_field!r}")
         if not isinstance(alias, str) or not alias:
-            raise ValueError(f"{kind.title()} window: alias() takes a name, got {alias!r}")
+            raise ValueError(f"{_NAMES[kind]} window: alias() takes a name, got {alias!r}")
         self._kind = kind
         self._intervals = intervals
         self._time_field = time_field._args[0]
@@ -32,7 +34,7 @@ class _WithIntervals:
 
     def __init__(self, kind: str, *intervals: Expression):
         self._kind = kind
-        self._intervals = tuple(interval_of(i, f"{kind.title()} window") for i in intervals)
+        self._intervals = tuple(interval_of(i, f"{_NAMES[kind]} window") for i in intervals)
 
     def on(self, time_field: Expression) -> '_OnTime':
         """The time attribute the rows are windowed by: ``.on(col('rowtime'))``."""
