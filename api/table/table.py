@@ -19,9 +19,9 @@ from .types import DataType
 
 __all__ = ['Table', 'GroupedTable', 'GroupWindowedTable', 'WindowGroupedTable']
 
-# Table methods of PyFlink that need what this engine does not have (over windows of the
-# Table API, table functions, pandas)
-_UNAVAILABLE = {'over_window', 'map', 'flat_map', 'aggregate', 'flat_aggregate',
+# Table methods of PyFlink that need what this engine does not have (table functions,
+# pandas)
+_UNAVAILABLE = {'map', 'flat_map', 'aggregate', 'flat_aggregate',
                 'join_lateral', 'left_outer_join_lateral', 'to_pandas', 'explain',
                 'print_explain', 'to_changelog', 'from_changelog', 'insert_into'}
 
@@ -174,6 +174,14 @@ class Table:
             raise TypeError("window() takes a group window, e.g. Tumble.over(lit(10).seconds)"
                             f".on(col('ts')).alias('w'), got {window!r}")
         return GroupWindowedTable(self, window)
+
+    def over_window(self, *over_windows) -> 'Table':
+        """Over windows (``Over.partition_by(...).order_by(...).preceding(...)``): not
+        available here, failing when called."""
+        raise NotImplementedError(
+            "Table.over_window() is not available here: OVER windows (of the Table API and "
+            "SQL's OVER clause) are not supported; aggregate in group windows "
+            "(table.window(Tumble...)) or with group_by instead")
 
     def distinct(self) -> 'Table':
         """The table without duplicate rows."""

@@ -344,7 +344,7 @@ def test_columns_are_expressions_and_names_are_checked(spark):
     with pytest.raises(ValueError, match=r"no column\(s\) \['x'\]"):
         table.drop_columns(col('x'))
     with pytest.raises(NotImplementedError, match=r"Table.over_window\(\) is not available"):
-        table.over_window
+        table.over_window()
     # strings are SQL expressions (PyFlink 2.3 takes only Expressions)
     with table.select("id * 10 AS ten").execute().collect() as rows:
         assert [r[0] for r in rows] == [10, 20, 30]
