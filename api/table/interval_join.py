@@ -5,8 +5,8 @@ watermark, planned onto the DataStream API as Flink's interval join runs: both s
 keyed by the equality keys and connected, a KeyedCoProcessFunction keeping each side's rows
 in MapState by rowtime, joining each arriving row with the other side's rows within the
 bounds, and event-time timers removing rows (padding those of an outer side that never
-joined with NULLs) once the watermark has passed their bound. The result appends. An inner
-join without such bounds is a regular join (``regular_join.py``), planned here alike."""
+joined with NULLs) once the watermark has passed their bound. The result appends. A join
+without such bounds is a regular join (``regular_join.py``), planned here alike."""
 from typing import List, Optional, Tuple
 
 from sqlglot import exp
