@@ -2,7 +2,10 @@
 a DataStream is a DataStream plan (``key_by`` the group keys, then a keyed process function
 holding each group's accumulators in keyed state) emitting, per input record, the group's
 first result as ``+I`` and each later change as ``-U`` (the old row) then ``+U`` (the new);
-a record that leaves the group's result unchanged emits nothing, as Flink's GroupAggregate."""
+a record that leaves the group's result unchanged emits nothing, as Flink's GroupAggregate.
+Its input may itself be a changelog (of an upsert source, or of another GROUP BY): ``-U``
+and ``-D`` rows retract from their group, and a group left without rows is deleted
+(``-D``); a filter and projection of such a changelog is a :class:`ChangelogCalc`."""
 from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
@@ -13,11 +16,13 @@ from api.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from engine.graph import reachable
 from .data_frames import Columns
 from .expressions import AGGREGATES, Expression, unaliased
+from .row_expressions import RowExpression
 from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
-           'Calc', 'AppendingQuery', 'RetractMessages', 'accumulate', 'aggregate_result',
-           'check_bounded', 'is_bounded']
+           'on_changelog', 'Calc', 'ChangelogCalc', 'changelog_through', 'AppendingQuery',
+           'RetractMessages', 'accumulate', 'retract', 'aggregate_result', 'check_bounded',
+           'is_bounded']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -59,6 +64,18 @@ class Calc:
             return None
         indices = tuple(item.column() for item in self.items)
         return None if None in indices else indices
+
+    def referenced(self) -> frozenset:
+        """The indices of the columns the condition and items read."""
+        expressions = self.items + ((self.condition,) if self.condition is not None else ())
+        return frozenset().union(*(e.referenced() for e in expressions))
+
+    def input_for(self, plan) -> tuple:
+        """(the changelog plan this Calc reads, what remains of it) over the changelog
+        ``plan``: a plan that takes a Calc in (an upsert source's normalization, as Flink
+        pushes a Calc into ChangelogNormalize) does so with ``taking(calc)``."""
+        taking = getattr(plan, 'taking', None)
+        return (plan, self) if taking is None else taking(self)
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,29 @@ class _Rows:
 
 
 @dataclass(frozen=True)
+class ChangelogCalc:
+    """A filter and projection of a changelog (Flink's Calc over an updating input): each
+    change through ``calc`` on its own, of its kind (a -U may pass without its +U)."""
+    source: object  # the plan of the input's changelog
+    calc: Calc
+    updating = True
+
+    def node(self) -> str:
+        """The node that updates, as Flink names it in its messages."""
+        return self.source.node()
+
+    def changelog_stream(self, row_type: TypeInformation, uid: str):
+        """The DataStream of the changelog: Rows of ``row_type`` with their row kinds."""
+        return self.source.changelog_stream(Types.PICKLED_BYTE_ARRAY(), uid + '-input') \
+            .flat_map(_ChangedRows(self.calc), row_type)
+
+
+def changelog_through(plan, calc: Calc) -> ChangelogCalc:
+    """The changelog of ``calc`` over the changelog ``plan``."""
+    return ChangelogCalc(*calc.input_for(plan))
+
+
+@dataclass(frozen=True)
 class Aggregate:
     """One aggregate call: ``function`` of the column at ``field`` (None: ``COUNT(*)``)."""
     function: str
@@ -172,6 +212,7 @@ class GroupAggregate:
     items: Tuple[Tuple[str, int], ...]
     pre: Optional[Calc] = None  # WHERE, and the keys and aggregates' arguments of a row
     post: Optional[Calc] = None  # HAVING and select items over the keys and aggregates
+    source: object = None  # the plan of the input's changelog (None: data_stream appends)
     updating = True  # its changelog updates rows (-U/+U)
 
     def node(self) -> str:
@@ -197,25 +238,29 @@ class GroupAggregate:
         """The DataStream of the changelog: Rows of ``row_type`` with their row kinds; its
         operator's state is stored under ``uid``."""
         key_types = [type_info_of(self.input_types[k]) for k in self.keys]
-        shipped = replace(self, data_stream=None)  # what the tasks need
+        shipped = replace(self, data_stream=None, source=None)  # what the tasks need
+        retracting = self.source is not None
+        stream = self.data_stream if not retracting else \
+            self.source.changelog_stream(Types.PICKLED_BYTE_ARRAY(), uid + '-input')
         # keyed right at the input, so each group's records keep their order
-        keyed = self.data_stream.key_by(_KeyOf(shipped), key_types[0] if len(self.keys) == 1
+        keyed = stream.key_by(_KeyOf(shipped), key_types[0] if len(self.keys) == 1
                                         else Types.TUPLE(key_types))
         if self.post is None:
-            return keyed.process(_GroupAggregateFunction(shipped), row_type).uid(uid)
-        aggregated = keyed.process(_GroupAggregateFunction(shipped),
+            return keyed.process(_GroupAggregateFunction(shipped, retracting),
+                                 row_type).uid(uid)
+        aggregated = keyed.process(_GroupAggregateFunction(shipped, retracting),
                                    Types.PICKLED_BYTE_ARRAY()).uid(uid)
         return aggregated.flat_map(_ChangedRows(self.post), row_type)
 
 
-def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
-                    expressions: List[Expression]) -> Optional[GroupAggregate]:
+def group_aggregate(rows: Optional[StreamRows], columns: Columns, keys: List[Expression],
+                    expressions: List[Expression], source=None) -> Optional[GroupAggregate]:
     """The streaming plan of ``group_by(keys).select(expressions)`` over a table of
-    ``columns``, or None when it is not columns grouped and aggregated (COUNT, SUM, MIN,
-    MAX, AVG of columns, and COUNT(*))."""
+    ``columns`` (of ``rows``, or of the changelog plan ``source``), or None when it is not
+    columns grouped and aggregated (COUNT, SUM, MIN, MAX, AVG of columns, and COUNT(*))."""
     names = [n for n, _ in columns]
     key_fields = [_field(k, names) for k in keys]
-    if rows is None or None in key_fields:
+    if (rows is None and source is None) or None in key_fields:
         return None
     aggregates, items = [], []
     for expression in expressions:
@@ -237,9 +282,22 @@ def group_aggregate(rows: StreamRows, columns: Columns, keys: List[Expression],
         items.append(('aggregate', len(aggregates)))
         aggregates.append(Aggregate(call._name, argument, distinct,
                                     data_type is not None and data_type._root in _INTEGRAL))
-    return GroupAggregate(rows.data_stream, rows.row_of, tuple(names),
-                          tuple(t for _, t in columns), tuple(key_fields), tuple(aggregates),
-                          tuple(items))
+    plan = GroupAggregate(None, None, tuple(names), tuple(t for _, t in columns),
+                          tuple(key_fields), tuple(aggregates), tuple(items))
+    if source is None:
+        return replace(plan, data_stream=rows.data_stream, row_of=rows.row_of)
+    used = set(key_fields) | {a.field for a in aggregates if a.field is not None}
+    return on_changelog(plan, source, len(names), Calc(None, tuple(  # the other columns: NULL
+        RowExpression(('col', i) if i in used else ('value', None))
+        for i in range(len(names)))))
+
+
+def on_changelog(plan: GroupAggregate, source, width: int, pre: Calc) -> GroupAggregate:
+    """``plan`` over the changelog plan ``source`` (of rows of ``width`` columns), its rows
+    through ``pre``."""
+    source, pre = pre.input_for(source)
+    return replace(plan, row_of=RowOf(tuple(range(width)), False),
+                   source=source, pre=pre)
 
 
 def _field(expression: Expression, names: List[str]) -> Optional[int]:
@@ -269,43 +327,63 @@ class _KeyOf:
 class _GroupAggregateFunction(KeyedProcessFunction):
     """Holds a group's accumulators in keyed state: the group's number of rows, per
     aggregate a ValueState of (value, number of values) once it has a value, and a
-    MapState of the values a DISTINCT aggregate has seen."""
+    MapState counting the values a DISTINCT aggregate has seen. Of a ``retracting``
+    input (a changelog) a -U or -D row retracts from its group; MIN and MAX then keep a
+    MapState counting the group's values (as Flink's MinWithRetractAggFunction), and a
+    group whose rows are all retracted is deleted (-D)."""
 
-    def __init__(self, plan: GroupAggregate):
+    def __init__(self, plan: GroupAggregate, retracting: bool = False):
         self._plan = plan
+        self._retracting = retracting
 
     def open(self, runtime_context):
         plan = self._plan
         self._rows = runtime_context.get_state(ValueStateDescriptor('rows', Types.LONG()))
-        self._accumulators, self._seen = [], []
+        self._accumulators, self._values = [], []
         for i, aggregate in enumerate(plan.aggregates):
             value_type = Types.LONG() if aggregate.function == 'count' else \
                 _accumulator_type(plan.input_types[aggregate.field])
             self._accumulators.append(runtime_context.get_state(ValueStateDescriptor(
                 'agg%d' % i, Types.TUPLE([value_type, Types.LONG()]))))
-            self._seen.append(runtime_context.get_map_state(MapStateDescriptor(
-                'distinct%d' % i, type_info_of(plan.input_types[aggregate.field]),
-                Types.BOOLEAN())) if aggregate.distinct else None)
+            name = 'distinct%d' % i if aggregate.distinct else 'values%d' % i
+            counted = aggregate.distinct or (
+                self._retracting and aggregate.function in ('min', 'max'))
+            self._values.append(runtime_context.get_map_state(MapStateDescriptor(
+                name, type_info_of(plan.input_types[aggregate.field]), Types.LONG()))
+                if counted else None)
 
     def process_element(self, value, ctx):
         plan = self._plan
+        retract = self._retracting and value.get_row_kind() in (RowKind.UPDATE_BEFORE,
+                                                                RowKind.DELETE)
         value = plan.row_of(value)
         if plan.pre is not None:
             value = plan.pre(value)
             if value is None:
                 return
         rows = self._rows.value()
-        self._rows.update((rows or 0) + 1)
+        if rows is None and retract:  # of a group that has no rows: ignored, as in Flink
+            return
         states = [s.value() for s in self._accumulators]
         before = self._result(value, states)
         for i, aggregate in enumerate(plan.aggregates):
             x = 1 if aggregate.field is None else value[aggregate.field]
-            if x is None or (aggregate.distinct and self._seen[i].contains(x)):
+            if x is None:
                 continue
-            if aggregate.distinct:
-                self._seen[i].put(x, True)
-            states[i] = accumulate(aggregate.function, states[i], x)
-            self._accumulators[i].update(states[i])
+            state = self._retract(i, states[i], x) if retract else self._add(i, states[i], x)
+            if state != states[i]:
+                states[i] = state
+                if state is None:
+                    self._accumulators[i].clear()
+                else:
+                    self._accumulators[i].update(state)
+        count = (rows or 0) + (-1 if retract else 1)
+        if count == 0:
+            self._rows.clear()
+            before.set_row_kind(RowKind.DELETE)
+            yield before
+            return
+        self._rows.update(count)
         after = self._result(value, states)
         if rows is None:
             yield after
@@ -314,6 +392,27 @@ class _GroupAggregateFunction(KeyedProcessFunction):
             after.set_row_kind(RowKind.UPDATE_AFTER)
             yield before
             yield after
+
+    def _add(self, i: int, state: Optional[tuple], x) -> Optional[tuple]:
+        aggregate, values = self._plan.aggregates[i], self._values[i]
+        if values is not None:
+            seen = values.get(x) or 0
+            values.put(x, seen + 1)
+            if seen and aggregate.distinct:
+                return state
+        return accumulate(aggregate.function, state, x)
+
+    def _retract(self, i: int, state: Optional[tuple], x) -> Optional[tuple]:
+        aggregate, values = self._plan.aggregates[i], self._values[i]
+        if values is not None:
+            left = (values.get(x) or 0) - 1
+            if left > 0:
+                values.put(x, left)
+                if aggregate.distinct:
+                    return state
+            else:
+                values.remove(x)
+        return retract(aggregate.function, state, x, values)
 
     def _result(self, row: tuple, states: list) -> Row:
         plan = self._plan
@@ -344,6 +443,22 @@ def accumulate(function: str, accumulator: Optional[tuple], x) -> tuple:
     else:
         value = n + 1
     return value, n + 1
+
+
+def retract(function: str, accumulator: Optional[tuple], x, values=None) -> Optional[tuple]:
+    """(value, number of values) without ``x`` (None when none is left): the sum less it,
+    or for MIN and MAX the extreme of ``values`` (a MapState of the values left) once no
+    ``x`` is left."""
+    if accumulator is None or accumulator[1] == 1:
+        return None
+    value, n = accumulator
+    if function in ('sum', 'avg'):
+        value = value - x
+    elif function == 'count':
+        value = n - 1
+    elif x == value and not values.contains(x):
+        value = (min if function == 'min' else max)(values.keys())
+    return value, n - 1
 
 
 def aggregate_result(aggregate: Aggregate, accumulator: Optional[tuple]):

@@ -61,9 +61,20 @@ class RowExpression:
             return self
         return RowExpression(('cast', self._tree, ('decimal', data_type._args[1])))
 
+    def referenced(self) -> frozenset:
+        """The indices of the columns the expression reads."""
+        return _referenced(self._tree)
+
     def holds(self, row: Sequence) -> bool:
         """True where the expression (a condition) is TRUE (not FALSE, not NULL)."""
         return _evaluate(self._tree, row) is True
+
+
+def _referenced(tree) -> frozenset:
+    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == 'col':
+        return frozenset([tree[1]])
+    nodes = tree if isinstance(tree, (tuple, list)) else ()
+    return frozenset().union(*(_referenced(n) for n in nodes))
 
 
 def _compile(node: exp.Expression, resolve: Resolver, sql: str) -> tuple:

@@ -9,7 +9,8 @@ from typing import List, Optional
 
 from sqlglot import exp
 
-from .changelog import Aggregate, AppendingQuery, Calc, GroupAggregate
+from .changelog import (Aggregate, AppendingQuery, Calc, GroupAggregate, changelog_through,
+                        on_changelog)
 from .row_expressions import compile_expression
 from .sql_parser import WindowFunction, to_spark_sql, unsupported
 from .sql_typing import (AGGREGATE_NODES, column_types, flink_aggregate_type,
@@ -44,7 +45,8 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
     if not isinstance(source, exp.Table):
         return None
     view = t_env._views.get(source.name)
-    if view is None or view._stream_rows is None or view._updating:
+    if view is None or (view._update_plan() is None and (
+            view._stream_rows is None or view._updating)):
         return None
     if tree.args.get('group') is None and not any(
             node for node in tree.find_all(*AGGREGATE_NODES)):
@@ -68,15 +70,17 @@ def is_calc(tree: exp.Expression) -> bool:
     """Whether ``tree`` only projects and filters one table (Flink's Calc)."""
     return isinstance(tree, exp.Select) and not any(
         value for name, value in tree.args.items()
-        if name not in ('expressions', 'from', 'from_', 'where'))
+        if name not in ('expressions', 'from', 'from_', 'where')) and not any(
+        tree.find_all(*AGGREGATE_NODES))
 
 
 def on_stream(table, view, tree: exp.Select, sql: str, strict: bool):
     """``table``, the typed result of ``tree`` (a Calc of ``view``, a table of a stream),
     with its rows computed on the view's stream: they append as records arrive, and its
-    rowtime attribute stays one. Where an expression has no evaluation here, ``table``
-    as it is (computed by Spark SQL over the bounded stream), or with ``strict`` over an
-    unbounded stream, an error naming the construct."""
+    rowtime attribute stays one. Of a view that is a changelog (``-U``/``+U``/``-D``) its
+    changes pass through, each of its kind. Where an expression has no evaluation here,
+    ``table`` as it is (computed by Spark SQL over the bounded stream), or with ``strict``
+    over an unbounded stream or of a changelog, an error naming the construct."""
     names = [n for n, _ in view._columns]
     resolve = column_resolver(names, sql)
     where = tree.args.get('where')
@@ -87,8 +91,12 @@ def on_stream(table, view, tree: exp.Select, sql: str, strict: bool):
             compile_expression(e, resolve, sql).typed(t) for e, (_, t) in
             zip(select_items(tree, names), table._columns)))
     except NotImplementedError:
-        if strict and not view._stream_rows.bounded():
+        if view._update_plan() is not None or strict and not view._stream_rows.bounded():
             raise
+        return table
+    if view._update_plan() is not None:
+        table._changelog = changelog_through(view._update_plan(), calc)
+        table._updating = True
         return table
     table._stream_rows = view._stream_rows.through(calc, [n for n, _ in table._columns])
     table._changelog = AppendingQuery(table._stream_rows)
@@ -174,8 +182,9 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
     post_resolve = column_resolver(output_names, sql)
     post = Calc(compile_expression(having, post_resolve, sql) if having is not None else None,
                 tuple(compile_expression(e, post_resolve, sql) for e in items))
+    rows = view._stream_rows if view._update_plan() is None else None
     plan = GroupAggregate(
-        view._stream_rows.data_stream, view._stream_rows.row_of,
+        rows and rows.data_stream, rows and rows.row_of,
         tuple('__in%d' % i for i in range(len(pre_columns))),
         tuple(t for _, t in pre_columns), tuple(range(len(keys))),
         tuple(Aggregate(f, field, distinct, field is not None and
@@ -185,6 +194,8 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
               [('aggregate', j) for j in range(len(aggregates))]),
         Calc(condition, tuple(compile_expression(e, resolve, sql) for e in keys + arguments)),
         post)
+    if rows is None:  # of a changelog: its -U/-D rows retract
+        plan = on_changelog(plan, view._update_plan(), len(names), plan.pre)
     table = t_env._spark_query(tree, sql)
     output_types = [t for _, t in pre_columns[:len(keys)]] + [
         flink_aggregate_type(f, pre_columns[field][1] if field is not None else None)

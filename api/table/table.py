@@ -270,6 +270,11 @@ class Table:
         return self._t_env._insert(table_path_or_descriptor, self, overwrite)
 
     # --- helpers ---------------------------------------------------------------------------
+    def _update_plan(self):
+        """The plan of the table's changelog where it updates rows (-U/+U/-D), else None."""
+        changelog = self._changelog
+        return changelog if changelog is not None and changelog.updating else None
+
     def _check_executable(self, method: str) -> None:
         """Fails for a changelog that updates rows in STREAMING mode, other than a GROUP BY
         aggregate of a DataStream's columns: not available here."""
@@ -381,8 +386,9 @@ class Table:
                       [(n, keep_declared(t, d)) for (n, t), d in zip(planned, types)],
                       lambda: frame([t._data_frame() for t in inputs]), updating)
         table._rowtime = rowtime
-        if self._t_env._is_streaming() and self._stream_rows is not None and \
-                right is None and not updating:  # a Calc: on the stream, where it can be
+        if self._t_env._is_streaming() and right is None and (
+                self._update_plan() is not None or self._stream_rows is not None and
+                not updating):  # a Calc: on the stream (or changelog), where it can be
             tree = sqlglot.parse_one(template.format(t='t'), read='spark')
             if is_calc(tree):
                 return on_stream(table, self, tree, template, strict=False)
@@ -439,9 +445,10 @@ class GroupedTable:
         result = table._query('SELECT %s FROM {t} GROUP BY %s'
                               % (table._select_items(expressions), keys),
                               updating=True, types=[table._declared_type(e) for e in expressions])
-        if table._t_env._is_streaming() and not table._updating:
+        source = table._update_plan()
+        if table._t_env._is_streaming() and (source is not None or not table._updating):
             result._changelog = group_aggregate(table._stream_rows, table._columns,
-                                                self._keys, expressions)
+                                                self._keys, expressions, source)
             if result._changelog is not None:
                 result._columns = result._changelog.typed(result._columns)
         return result

@@ -305,6 +305,7 @@ class TableEnvironment:
             self._views[name] = table_of_stream(self, stream, (definition.schema,))
             if connector.changelog is not None:  # upserts and deletes: a changelog
                 self._views[name]._changelog = connector.changelog(stream, definition)
+                self._views[name]._updating = True
         return _OK
 
     def _insert(self, table_path: str, table: Table, overwrite: bool) -> TableResult:

@@ -7,7 +7,8 @@ offsets or timestamps), 'sink.delivery-guarantee' and 'sink.transactional-id-pre
 An ``upsert-kafka`` table's primary key is each message's key: its sink writes an insert or
 an update (``+I``, ``+U``) as the row's value, a delete (``-D``) as a tombstone (no value)
 and drops ``-U`` rows; its source reads messages as upserts and deletes of their keys."""
-from typing import Callable, Dict, List, Optional
+import copy
+from typing import Callable, Dict, List, Optional, Tuple
 
 from api.common.serialization import DeserializationSchema, SerializationSchema
 from api.common.typeinfo import Types
@@ -20,6 +21,7 @@ from api.datastream.connectors.kafka import (KafkaOffsetResetStrategy, KafkaOffs
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import KeyedProcessFunction
 from api.datastream.state import ValueStateDescriptor
+from ..changelog import Calc
 from ..ddl import TableDefinition
 from .formats import RowFormat, format_option_keys
 from .options import SqlConnector, check_options, row_type
@@ -258,7 +260,10 @@ class _RecordRows(DeserializationSchema):
 class UpsertChangelog:
     """The changelog of an upsert-kafka table (Flink's ChangelogNormalize): per key, the
     first value ``+I``, a changed value ``-U`` (the old row) and ``+U``, a tombstone ``-D``
-    (the old row); a repeated value or a tombstone of an absent key nothing."""
+    (the old row); a repeated value or a tombstone of an absent key nothing. A query's
+    filter and the columns it reads are taken in, as Flink's planner pushes them: a value
+    failing the ``condition`` deletes its key, and a value is repeated when the
+    ``compared`` columns (the key's and those read) are."""
     updating = True  # its changelog updates and deletes rows
 
     def __init__(self, data_stream: DataStream, definition: TableDefinition):
@@ -266,6 +271,15 @@ class UpsertChangelog:
         self.key = _Layout(definition, True).key
         self.names = [n for n, _ in definition.physical_columns()]
         self.rows = row_type(definition)
+        self.compared = tuple(range(len(self.names)))
+        self.condition = None
+
+    def taking(self, calc: Calc) -> Tuple['UpsertChangelog', Calc]:
+        """(this changelog with ``calc``'s filter and columns taken in, its projection)."""
+        taken = copy.copy(self)
+        taken.compared = tuple(sorted(set(self.key) | calc.referenced()))
+        taken.condition = calc.condition
+        return taken, Calc(None, calc.items)
 
     def node(self) -> str:
         """The plan node, as Flink names it in its messages."""
@@ -276,7 +290,7 @@ class UpsertChangelog:
         key_types = [self.rows.get_field_types()[i] for i in self.key]
         return self.data_stream.key_by(
             _KeyOf(self.key), key_types[0] if len(key_types) == 1 else Types.TUPLE(key_types)) \
-            .process(_Normalize(self.rows), rows).uid(uid)
+            .process(_Normalize(self.rows, self.compared, self.condition), rows).uid(uid)
 
 
 class _KeyOf:
@@ -291,15 +305,18 @@ class _KeyOf:
 class _Normalize(KeyedProcessFunction):
     """Upserts and deletes of a key as its changelog, the key's last row in keyed state."""
 
-    def __init__(self, rows):
+    def __init__(self, rows, compared: Tuple[int, ...], condition):
         self.rows = rows
+        self.compared = compared
+        self.condition = condition
 
     def open(self, runtime_context):
         self.last = runtime_context.get_state(ValueStateDescriptor('last', self.rows))
 
     def process_element(self, value, ctx):
         last = self.last.value()
-        if value.get_row_kind() == RowKind.DELETE:
+        if value.get_row_kind() == RowKind.DELETE or (
+                self.condition is not None and not self.condition.holds(tuple(value))):
             if last is not None:
                 self.last.clear()
                 yield _of_kind(last, RowKind.DELETE)
@@ -307,7 +324,7 @@ class _Normalize(KeyedProcessFunction):
         row = _of_kind(value, RowKind.INSERT)
         if last is None:
             yield row
-        elif tuple(last) != tuple(row):
+        elif [last[i] for i in self.compared] != [row[i] for i in self.compared]:
             yield _of_kind(last, RowKind.UPDATE_BEFORE)
             yield _of_kind(row, RowKind.UPDATE_AFTER)
         else:
