@@ -141,6 +141,15 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
         if not isinstance(key, exp.Column):
             raise unsupported(f"GROUP BY expressions ({key.sql()})", sql)
     key_names = [k.name for k in keys]
+    unique_key = getattr(view._update_plan(), 'unique_key', None)
+    if unique_key is not None and set(unique_key) <= set(key_names):
+        removed = _without_aggregates(tree)
+        if removed is not None:  # one row per group: a Calc, as Flink's planner makes it
+            table = t_env._spark_query(tree, sql)
+            calc = on_stream(t_env._spark_query(removed, sql), view, removed, sql, strict=True)
+            calc._columns = [(name, data_type) for (name, _), (_, data_type)
+                             in zip(table._columns, calc._columns)]
+            return calc
     arguments, aggregates = [], []  # pre-Calc items after the keys; Aggregates
 
     def aggregate_of(node: exp.Expression) -> int:
@@ -214,6 +223,29 @@ def aggregate_argument(node: exp.Expression, sql: str):
     if len(argument.expressions) != 1:
         raise unsupported('DISTINCT aggregates of several columns', sql)
     return argument.expressions[0], True
+
+
+def _without_aggregates(tree: exp.Select) -> Optional[exp.Select]:
+    """``tree``, a GROUP BY of a unique key, as the Calc of its one row per group (Flink's
+    FlinkAggregateRemoveRule): SUM, MIN and MAX of a value are the value, HAVING is a
+    condition; None where another aggregate is called."""
+    def removed(node: exp.Expression) -> exp.Expression:
+        if type(node) not in AGGREGATE_NODES:
+            return node
+        argument = node.this
+        if isinstance(argument, exp.Distinct):
+            argument = argument.expressions[0]
+        if not isinstance(node, (exp.Sum, exp.Min, exp.Max)):
+            raise LookupError(node.sql())
+        return argument.copy()
+    try:
+        calc = tree.transform(removed, copy=True)
+    except LookupError:
+        return None
+    having = calc.args.get('having')
+    calc.set('group', None)
+    calc.set('having', None)
+    return calc if having is None else calc.where(having.this, copy=False)
 
 
 def _direct_type(item: exp.Expression, names: List[str],

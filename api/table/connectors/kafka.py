@@ -271,6 +271,7 @@ class UpsertChangelog:
         self.key = _Layout(definition, True).key
         self.names = [n for n, _ in definition.physical_columns()]
         self.rows = row_type(definition)
+        self.unique_key = tuple(self.names[i] for i in self.key)  # its rows' unique key
         self.compared = tuple(range(len(self.names)))
         self.condition = None
 

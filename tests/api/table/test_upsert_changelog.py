@@ -1,0 +1,35 @@
+"""SQL over an upsert-kafka table (a real Kafka-protocol broker, Tansu): projections,
+filters and GROUP BYs consume its changelog as Flink's do (the filter and columns of a
+query taken into the upsert normalization, a GROUP BY retracting -U/-D rows), printing
+what PyFlink 2.3.0 printed for the same upserts (``upsert_changelog_oracle.py``)."""
+import json
+import os
+
+from benchmarks.kafka_broker import create_topic, produce, unique_topic
+from tests.api.table.streams import streaming_t_env
+from tests.api.table.upsert_changelog_queries import QUERIES, UPSERTS
+
+HERE = os.path.dirname(__file__)
+
+with open(os.path.join(HERE, "upsert_changelog_pyflink_2_3_0.txt")) as f:
+    PYFLINK_2_3_0_OUTPUT = f.read()
+
+
+def test_queries_of_an_upsert_table_consume_its_changelog_as_pyflink(
+        spark, kafka_broker, capsys):
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic('upserts'))
+    produce(bootstrap, topic, [None if g is None else json.dumps({'id': i, 'g': g, 'v': v})
+                               for i, g, v in UPSERTS],
+            keys=[json.dumps({'id': i}).encode() for i, _, _ in UPSERTS])
+    t_env = streaming_t_env(parallelism=1)
+    t_env.execute_sql(
+        "CREATE TABLE t (id STRING, g STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}', "
+        f"'properties.bootstrap.servers' = '{bootstrap}', 'key.format' = 'json', "
+        "'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset')")
+    capsys.readouterr()
+    for query in QUERIES:
+        print(query)
+        t_env.sql_query(query).execute().print()
+    assert capsys.readouterr().out == PYFLINK_2_3_0_OUTPUT
