@@ -13,6 +13,7 @@ Databases: PostgreSQL (``jdbc:postgresql://host[:port]/database``, psycopg 3) an
 (``jdbc:sqlite:/path/to.db``, Python's ``sqlite3``).
 """
 import datetime
+import itertools
 import re
 import sqlite3
 import time
@@ -215,21 +216,34 @@ class JdbcQuerySource(Source):
 
 class JdbcSink(Sink):
     """Runs ``sql`` for each record, filling its ``?`` parameters from ``to_fields(record)``
-    (the record's field values, in order); exactly once per committed batch."""
+    (the record's field values, in order); exactly once per committed batch. With
+    ``delete_sql``, a record whose ``delete_fields(record)`` are not None runs it instead,
+    with those parameters (in the records' order)."""
 
     stages_in_job_directory = True
 
     def __init__(self, sql: str, to_fields: Callable, database: Database, batch_size: int,
-                 max_retries: int):
+                 max_retries: int, delete_sql: Optional[str] = None,
+                 delete_fields: Optional[Callable] = None):
         self.sql = sql
         self.to_fields = to_fields
         self.database = database
         self.batch_size = batch_size
         self.max_retries = max_retries
+        self.delete_sql = delete_sql
+        self.delete_fields = delete_fields
 
     def create_writer(self, context: WriterContext) -> StagingWriter:
         to_fields, parameters = self.to_fields, self.database.parameters
-        return StagingWriter(context, lambda value: parameters(to_fields(value)))
+        if self.delete_sql is None:
+            return StagingWriter(context, lambda value: parameters(to_fields(value)))
+        delete_fields = self.delete_fields
+
+        def item(value):  # (whether it deletes, its parameters)
+            key = delete_fields(value)
+            return (False, parameters(to_fields(value))) if key is None else \
+                (True, parameters(key))
+        return StagingWriter(context, item)
 
     def create_committer(self) -> "JdbcCommitter":
         return JdbcCommitter(self)
@@ -243,6 +257,8 @@ class JdbcCommitter(StagedCommitter):
         self.sink = sink
         self.database = database = sink.database
         self.statement = database.statement(sink.sql)
+        self.delete_statement = None if sink.delete_sql is None else \
+            database.statement(sink.delete_sql)
         self.insert_marker = database.statement(
             f"INSERT INTO {COMMITS_TABLE} (job_name, sink_id, subtask, batch_id) "
             f"VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
@@ -267,19 +283,29 @@ class JdbcCommitter(StagedCommitter):
     def deliver(self, batch_id: int, subtask: int, rows: list) -> None:
         context = self.context
         marker = (context.job_name, context.sink_id, subtask, batch_id)
-        statement, size = self.statement, self.sink.batch_size
+        size = self.sink.batch_size
 
         def write(connection):
             cursor = connection.cursor()
             cursor.execute(self.insert_marker, marker)
             if cursor.rowcount == 0:  # delivered before
                 return False
-            for start in range(0, len(rows), size):
-                cursor.executemany(statement, rows[start:start + size])
+            for statement, parameters in self._runs(rows):
+                for start in range(0, len(parameters), size):
+                    cursor.executemany(statement, parameters[start:start + size])
             cursor.execute(self.drop_old_markers, marker[:3] + (batch_id - KEPT_MARKERS,))
             return True
 
         self._with_retries(write, lambda e: self._rejected_row(rows, batch_id, subtask, e))
+
+    def _runs(self, rows: list):
+        """(statement, parameters of its rows) for each run of rows of one statement."""
+        if self.delete_statement is None:
+            yield self.statement, rows
+            return
+        for deletes, run in itertools.groupby(rows, key=lambda row: row[0]):
+            yield (self.delete_statement if deletes else self.statement), \
+                [parameters for _, parameters in run]
 
     def _with_retries(self, work: Callable, rejected: Callable = None) -> None:
         """Runs ``work(connection)`` in one transaction (committed unless it returns False),
@@ -336,13 +362,14 @@ class JdbcCommitter(StagedCommitter):
             connection = self.database.connect()
             self.database.begin(connection)
             cursor = connection.cursor()
-            for row in rows:
-                try:
-                    cursor.execute(self.statement, row)
-                except Exception as e:
-                    return OperatorError.wrap(self._operator(), row, e, what=(
-                        f"row {truncated_repr(row)} (batch {batch_id}, subtask {subtask}; "
-                        f"nothing of this batch was written)"))
+            for statement, parameters in self._runs(rows):
+                for row in parameters:
+                    try:
+                        cursor.execute(statement, row)
+                    except Exception as e:
+                        return OperatorError.wrap(self._operator(), row, e, what=(
+                            f"row {truncated_repr(row)} (batch {batch_id}, subtask "
+                            f"{subtask}; nothing of this batch was written)"))
         except Exception:  # the database went away: report the batch's error below
             pass
         finally:

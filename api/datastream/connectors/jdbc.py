@@ -38,6 +38,7 @@ class JdbcSink(object):
         self._type_info = type_info
         self._connection_options = jdbc_connection_options
         self._execution_options = jdbc_execution_options
+        self._deletes = (None, None)  # a changelog's (DELETE statement, its parameters)
         options = jdbc_connection_options
         self._database = engine_jdbc.database_for(
             options.get_db_url(), options.get_driver_name(), options.get_user_name(),
@@ -53,7 +54,7 @@ class JdbcSink(object):
         execution = self._execution_options
         return engine_jdbc.JdbcSink(self._sql, _fields_by_position(self._type_info),
                                     self._database, execution.get_batch_size(),
-                                    execution.get_max_retries())
+                                    execution.get_max_retries(), *self._deletes)
 
     @staticmethod
     def sink(sql: str, type_info: RowTypeInfo,

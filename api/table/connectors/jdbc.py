@@ -2,8 +2,9 @@
 transaction) and a bounded scan of the table, with Flink's options 'url', 'table-name',
 'username', 'password', 'driver' (accepted; the URL chooses the driver) and
 'sink.buffer-flush.max-rows'. With a primary key the sink writes upserts (``INSERT ... ON
-CONFLICT (key) DO UPDATE``), dropping ``-U`` rows; deleting rows (``-D``) is not
-available. URLs: ``jdbc:postgresql://host[:port]/database`` and ``jdbc:sqlite:/path``."""
+CONFLICT (key) DO UPDATE``), drops ``-U`` rows and deletes the row of a ``-D``'s key, in
+the changelog's order. URLs: ``jdbc:postgresql://host[:port]/database`` and
+``jdbc:sqlite:/path``."""
 from typing import Callable, Optional
 
 from api.common.typeinfo import Types
@@ -79,21 +80,46 @@ def jdbc_sink(definition: TableDefinition,
     execution = JdbcExecutionOptions.builder() \
         .with_batch_size(int(options.get('sink.buffer-flush.max-rows', 100))) \
         .with_max_retries(int(options.get('sink.max-retries', 3))).build()
-    sink = JdbcSink.sink(sql, row_type(definition), _connection(definition), execution)
+    rows = row_type(definition)
+    sink = JdbcSink.sink(sql, rows, _connection(definition), execution)
+    if key is not None:
+        sink._deletes = ('DELETE FROM %s WHERE %s' % (options['table-name'], ' AND '.join(
+            '%s = ?' % _quoted(n) for n in key[1])), _DeletedKey(rows, [
+                columns.index(n) for n in key[1]]))
     parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
 
     def write(stream: DataStream):
-        written = stream.filter(_upsert).add_sink(sink)
+        written = stream.filter(_upsert if key is not None else _insert).add_sink(sink)
         return written if parallelism is None else written.set_parallelism(parallelism)
     return write
 
 
 def _upsert(row) -> bool:
-    """Whether a changelog row is written (not a -U); a -D fails."""
-    kind = row.get_row_kind()
-    if kind == RowKind.DELETE:
-        raise NotImplementedError(f"jdbc: deleting rows (-D) is not available here: {row}")
-    return kind != RowKind.UPDATE_BEFORE
+    """Whether a changelog row is written (not a -U)."""
+    return row.get_row_kind() != RowKind.UPDATE_BEFORE
+
+
+def _insert(row) -> bool:
+    """True for an inserted row; another row of a changelog fails, as Flink's planner."""
+    if row.get_row_kind() != RowKind.INSERT:
+        raise ValueError("jdbc: please declare primary key for sink table when query "
+                         f"contains update/delete record ({row.get_row_kind()} {row})")
+    return True
+
+
+class _DeletedKey:
+    """The key of a -D row (its values at ``indices``, as the statement's parameters),
+    None for another row."""
+
+    def __init__(self, rows, indices):
+        self._types = [rows.get_field_types()[i] for i in indices]
+        self._indices = indices
+
+    def __call__(self, row):
+        if row.get_row_kind() != RowKind.DELETE:
+            return None
+        values = [row[i] for i in self._indices]
+        return [None if v is None else t.convert(v) for t, v in zip(self._types, values)]
 
 
 class _Scan(Source):

@@ -1,9 +1,12 @@
 """The jdbc SQL connector against a real PostgreSQL (tests/postgres_server.py): a table
 read as a bounded scan, written with INSERT INTO (appends) and as upserts on its primary
-key from a streaming GROUP BY's changelog."""
+key from a streaming GROUP BY's changelog, whose -D rows delete their key's row."""
 import pytest
 
+from api.common import Types
+
 from tests.api.table.streams import streaming_t_env
+from tests.conftest import make_env
 from tests.postgres_server import PASSWORD, USER
 
 
@@ -37,6 +40,27 @@ def test_jdbc_tables_are_scanned_appended_to_and_upserted(spark, postgres_db):
                       "GROUP BY customer").wait()
     assert postgres_db.rows("totals") == [('ann', 17, 2), ('bob', 5, 1), ('cid', 1, 1),
                                           ('old', 1, 1)]
+
+
+@pytest.mark.parametrize("micro_batch_size", [1, 100_000])
+def test_deleted_rows_of_a_changelog_are_deleted_from_a_jdbc_table(spark, postgres_db,
+                                                                   micro_batch_size):
+    postgres_db.execute("CREATE TABLE histogram (n BIGINT PRIMARY KEY, words BIGINT)")
+    postgres_db.execute("INSERT INTO histogram VALUES (7, 70), (1, 10)")
+    env = make_env("local", parallelism=2, micro_batch_size=micro_batch_size)
+    t_env = streaming_t_env(env)
+    words = "a b a c a b c d d".split()
+    t_env.create_temporary_view("words", env.from_collection(
+        [(w,) for w in words], Types.ROW_NAMED(['word'], [Types.STRING()])))
+    t_env.create_temporary_view("counts", t_env.sql_query(
+        "SELECT word, COUNT(*) AS n FROM words GROUP BY word"))
+    t_env.execute_sql("CREATE TABLE histogram (n BIGINT, words BIGINT, PRIMARY KEY (n) NOT "
+                      "ENFORCED) " + _with(postgres_db, 'histogram'))
+    t_env.execute_sql("INSERT INTO histogram SELECT n, COUNT(*) FROM counts GROUP BY n").wait()
+    # the group n = 1 is deleted when d is counted twice (its row written before is too)
+    assert postgres_db.rows("histogram") == [(2, 3), (3, 1), (7, 70)]
+    t_env.execute_sql("INSERT INTO histogram SELECT n, COUNT(*) FROM counts GROUP BY n").wait()
+    assert postgres_db.rows("histogram") == [(2, 3), (3, 1), (7, 70)]  # again: the same
 
 
 def test_jdbc_options_fail_when_the_table_is_created(spark):
