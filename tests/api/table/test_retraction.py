@@ -1,7 +1,9 @@
 """GROUP BYs over changelogs (``api/table/changelog.py``): ``retraction_job.py`` (a GROUP BY
 and a filter over another GROUP BY's changelog) against what PyFlink 2.3.0 printed for it,
-and a property test of the retracting aggregates against a brute-force model over random
-changelogs, at any parallelism and micro-batch size."""
+a property test of the retracting aggregates against a brute-force model over random
+changelogs, and one of streaming GROUP BYs (of a stream, and of another's changelog) whose
+changelog, applied, ends at the BATCH-mode result, for any input order, parallelism and
+micro-batch size."""
 import os
 from collections import Counter, defaultdict
 
@@ -9,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from api.common import Types
 from api.common.types import Row, RowKind
-from api.table import DataTypes
+from api.table import DataTypes, EnvironmentSettings, StreamTableEnvironment
 from api.table.table import Table
 from tests.api.table.oracle import run_job
 from tests.api.table.streams import streaming_t_env
@@ -104,3 +106,45 @@ def test_retractions_subtract_from_their_groups_and_an_empty_group_is_deleted(
     expected = {k: (k, *_expected(list(values.elements())))
                 for k, values in groups.items() if sum(values.values())}
     assert current == expected
+
+
+GROUPED = ("SELECT k, SUM(v) AS s, COUNT(v) AS c, COUNT(*) AS n, MIN(v) AS lo, MAX(v) AS hi, "
+           "COUNT(DISTINCT v) AS d FROM events WHERE v IS NULL OR v <> 0 GROUP BY k "
+           "HAVING COUNT(*) < 4")
+REGROUPED = "SELECT n, COUNT(*) AS keys, SUM(s), MIN(hi), MAX(lo) FROM grouped GROUP BY n"
+
+
+def _final_rows(events, streaming: bool, parallelism: int = 1, micro_batch_size: int = 1000):
+    """The rows of GROUPED and REGROUPED over ``events``: in BATCH mode, or in STREAMING
+    mode those the changelogs leave (+I/+U rows, less the -U/-D rows)."""
+    env = make_env("local", parallelism=parallelism, micro_batch_size=micro_batch_size)
+    settings = EnvironmentSettings.in_streaming_mode() if streaming else \
+        EnvironmentSettings.in_batch_mode()
+    t_env = StreamTableEnvironment.create(env, environment_settings=settings)
+    t_env.create_temporary_view("events", env.from_collection(events, Types.ROW_NAMED(
+        ['k', 'v'], [Types.STRING(), Types.INT()])))
+    grouped = t_env.sql_query(GROUPED)
+    t_env.create_temporary_view("grouped", grouped)
+    results = []
+    for table in (grouped, t_env.sql_query(REGROUPED)):
+        rows = Counter()
+        with table.execute().collect() as changes:
+            for row in changes:
+                retracts = row.get_row_kind() in (RowKind.UPDATE_BEFORE, RowKind.DELETE)
+                rows[tuple(row)] += -1 if retracts else 1
+        assert all(n >= 0 for n in rows.values())  # nothing retracted that was not there
+        results.append(+rows)
+    return results
+
+
+@settings(max_examples=10, deadline=None)
+@given(events=st.lists(st.tuples(st.sampled_from("xyz"),
+                                 st.one_of(st.none(), st.integers(-3, 3))), max_size=20),
+       order=st.randoms(use_true_random=False), parallelism=st.sampled_from([1, 2]),
+       micro_batch_size=st.sampled_from([1, 3, 1000]))
+def test_a_streaming_group_by_ends_at_the_batch_result_in_any_order(
+        spark, events, order, parallelism, micro_batch_size):
+    shuffled = list(events)
+    order.shuffle(shuffled)
+    assert _final_rows(shuffled, True, parallelism, micro_batch_size) == \
+        _final_rows(events, False)
