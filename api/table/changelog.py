@@ -7,7 +7,7 @@ Its input may itself be a changelog (of an upsert source, or of another GROUP BY
 and ``-D`` rows retract from their group, and a group left without rows is deleted
 (``-D``); a filter and projection of such a changelog is a :class:`ChangelogCalc`."""
 from dataclasses import dataclass, replace
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from api.common.typeinfo import Types, TypeInformation
 from api.common.types import Row, RowKind
@@ -69,6 +69,14 @@ class Calc:
         """The indices of the columns the condition and items read."""
         expressions = self.items + ((self.condition,) if self.condition is not None else ())
         return frozenset().union(*(e.referenced() for e in expressions))
+
+    def after(self, first: 'Calc') -> 'Calc':
+        """This Calc of the rows of ``first``, as one Calc (as Flink merges Calcs)."""
+        condition = None if self.condition is None else self.condition.of(first.items)
+        if first.condition is not None:
+            condition = first.condition if condition is None else \
+                first.condition.and_(condition)
+        return Calc(condition, tuple(item.of(first.items) for item in self.items))
 
     def input_for(self, plan) -> tuple:
         """(the changelog plan this Calc reads, what remains of it) over the changelog
@@ -174,6 +182,11 @@ class ChangelogCalc:
         """The node that updates, as Flink names it in its messages."""
         return self.source.node()
 
+    def taking(self, calc: Calc) -> tuple:
+        """(the changelog plan ``calc`` of this changelog reads, what remains of it): one
+        Calc of this one's input."""
+        return calc.after(self.calc).input_for(self.source)
+
     def changelog_stream(self, row_type: TypeInformation, uid: str):
         """The DataStream of the changelog: Rows of ``row_type`` with their row kinds."""
         return self.source.changelog_stream(Types.PICKLED_BYTE_ARRAY(), uid + '-input') \
@@ -204,7 +217,7 @@ class GroupAggregate:
     """A streaming GROUP BY: its input stream and rows, key columns and aggregates, and
     the output's items (``('key', i)`` or ``('aggregate', j)``) in order."""
     data_stream: object
-    row_of: RowOf
+    row_of: Callable  # a record's row: a RowOf, or of a changelog's Row its fields
     input_names: Tuple[str, ...]
     input_types: Tuple[DataType, ...]
     keys: Tuple[int, ...]
@@ -287,16 +300,15 @@ def group_aggregate(rows: Optional[StreamRows], columns: Columns, keys: List[Exp
     if source is None:
         return replace(plan, data_stream=rows.data_stream, row_of=rows.row_of)
     used = set(key_fields) | {a.field for a in aggregates if a.field is not None}
-    return on_changelog(plan, source, len(names), Calc(None, tuple(  # the other columns: NULL
+    return on_changelog(plan, source, Calc(None, tuple(  # the other columns: NULL
         RowExpression(('col', i) if i in used else ('value', None))
         for i in range(len(names)))))
 
 
-def on_changelog(plan: GroupAggregate, source, width: int, pre: Calc) -> GroupAggregate:
-    """``plan`` over the changelog plan ``source`` (of rows of ``width`` columns), its rows
-    through ``pre``."""
+def on_changelog(plan: GroupAggregate, source, pre: Calc) -> GroupAggregate:
+    """``plan`` over the changelog plan ``source``, its rows through ``pre``."""
     source, pre = pre.input_for(source)
-    return replace(plan, row_of=RowOf(tuple(range(width)), False),
+    return replace(plan, row_of=_fields,
                    source=source, pre=pre)
 
 
@@ -309,6 +321,11 @@ def _field(expression: Expression, names: List[str]) -> Optional[int]:
 def _is_star(call: Expression) -> bool:
     """``COUNT(*)``: of ``col('*')`` or of a literal."""
     return not call._args or call._args[0]._name == 'literal' or call._args[0]._args == ('*',)
+
+
+def _fields(row) -> tuple:
+    """The fields of a changelog's Row."""
+    return tuple(row)
 
 
 class _KeyOf:

@@ -65,6 +65,14 @@ class RowExpression:
         """The indices of the columns the expression reads."""
         return _referenced(self._tree)
 
+    def of(self, items: Sequence['RowExpression']) -> 'RowExpression':
+        """This expression of the row of ``items`` (each column i is ``items[i]``)."""
+        return RowExpression(_substituted(self._tree, [item._tree for item in items]))
+
+    def and_(self, other: 'RowExpression') -> 'RowExpression':
+        """This condition AND ``other``."""
+        return RowExpression(('and', self._tree, other._tree))
+
     def holds(self, row: Sequence) -> bool:
         """True where the expression (a condition) is TRUE (not FALSE, not NULL)."""
         return _evaluate(self._tree, row) is True
@@ -75,6 +83,14 @@ def _referenced(tree) -> frozenset:
         return frozenset([tree[1]])
     nodes = tree if isinstance(tree, (tuple, list)) else ()
     return frozenset().union(*(_referenced(n) for n in nodes))
+
+
+def _substituted(tree, columns: list):
+    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == 'col':
+        return columns[tree[1]]
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_substituted(n, columns) for n in tree)
+    return tree
 
 
 def _compile(node: exp.Expression, resolve: Resolver, sql: str) -> tuple:

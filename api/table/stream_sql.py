@@ -204,7 +204,7 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
         Calc(condition, tuple(compile_expression(e, resolve, sql) for e in keys + arguments)),
         post)
     if rows is None:  # of a changelog: its -U/-D rows retract
-        plan = on_changelog(plan, view._update_plan(), len(names), plan.pre)
+        plan = on_changelog(plan, view._update_plan(), plan.pre)
     table = t_env._spark_query(tree, sql)
     output_types = [t for _, t in pre_columns[:len(keys)]] + [
         flink_aggregate_type(f, pre_columns[field][1] if field is not None else None)

@@ -277,9 +277,11 @@ class UpsertChangelog:
 
     def taking(self, calc: Calc) -> Tuple['UpsertChangelog', Calc]:
         """(this changelog with ``calc``'s filter and columns taken in, its projection)."""
-        taken = copy.copy(self)
-        taken.compared = tuple(sorted(set(self.key) | calc.referenced()))
-        taken.condition = calc.condition
+        taken, condition = copy.copy(self), self.condition  # (of a Calc taken before)
+        if calc.condition is not None:
+            condition = calc.condition if condition is None else condition.and_(calc.condition)
+        taken.condition = condition
+        taken.compared = tuple(sorted(set(self.key) | Calc(condition, calc.items).referenced()))
         return taken, Calc(None, calc.items)
 
     def node(self) -> str:

@@ -1,13 +1,15 @@
-"""SQL over an upsert-kafka table (a real Kafka-protocol broker, Tansu): projections,
-filters and GROUP BYs consume its changelog as Flink's do (the filter and columns of a
-query taken into the upsert normalization, a GROUP BY retracting -U/-D rows), printing
-what PyFlink 2.3.0 printed for the same upserts (``upsert_changelog_oracle.py``)."""
+"""SQL and chained Table API calls over an upsert-kafka table (a real Kafka-protocol
+broker, Tansu): projections, filters and GROUP BYs consume its changelog as Flink's do
+(the filter and columns of a query taken into the upsert normalization, a GROUP BY
+retracting -U/-D rows), printing what PyFlink 2.3.0 printed for the same upserts
+(``upsert_changelog_oracle.py``)."""
 import json
 import os
 
 from benchmarks.kafka_broker import create_topic, produce, unique_topic
 from tests.api.table.streams import streaming_t_env
-from tests.api.table.upsert_changelog_queries import QUERIES, UPSERTS
+from api.table.expressions import col
+from tests.api.table.upsert_changelog_queries import QUERIES, UPSERTS, table_queries
 
 HERE = os.path.dirname(__file__)
 
@@ -32,4 +34,7 @@ def test_queries_of_an_upsert_table_consume_its_changelog_as_pyflink(
     for query in QUERIES:
         print(query)
         t_env.sql_query(query).execute().print()
+    for label, query in table_queries(t_env.from_path('t'), col):
+        print(label)
+        query.execute().print()
     assert capsys.readouterr().out == PYFLINK_2_3_0_OUTPUT

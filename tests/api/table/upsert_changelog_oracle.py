@@ -10,7 +10,8 @@ from pyflink.datastream import StreamExecutionEnvironment
 from pyflink.table import DataTypes, Schema, StreamTableEnvironment
 from pyflink.table.changelog_mode import ChangelogMode
 
-from upsert_changelog_queries import QUERIES, UPSERTS
+from pyflink.table.expressions import col
+from upsert_changelog_queries import QUERIES, UPSERTS, table_queries
 
 env = StreamExecutionEnvironment.get_execution_environment()
 env.set_parallelism(1)
@@ -21,10 +22,14 @@ for row, values in zip(rows, UPSERTS):
     row.set_row_kind(RowKind.DELETE if values[1:] == (None, None) else RowKind.UPDATE_AFTER)
 ds = env.from_collection(rows, Types.ROW_NAMED(['id', 'g', 'v'], [Types.STRING(), Types.STRING(),
                                                                  Types.INT()]))
-t_env.create_temporary_view('t', t_env.from_changelog_stream(
+table = t_env.from_changelog_stream(
     ds, Schema.new_builder().column('id', DataTypes.STRING().not_null())
     .column('g', DataTypes.STRING()).column('v', DataTypes.INT()).primary_key('id').build(),
-    ChangelogMode.upsert()))
+    ChangelogMode.upsert())
+t_env.create_temporary_view('t', table)
 for query in QUERIES:
     print(query)
     t_env.sql_query(query).execute().print()
+for label, query in table_queries(table, col):
+    print(label)
+    query.execute().print()

@@ -19,3 +19,16 @@ QUERIES = [
     "SELECT g, COUNT(*) FROM t WHERE v > 2 GROUP BY g",
     "SELECT g, COUNT(*) AS c FROM t GROUP BY g HAVING COUNT(*) > 1",
 ]
+
+
+def table_queries(t, col) -> list:
+    """(label, table) of chained Table API calls of the table ``t`` (``col``: the
+    expression DSL's)."""
+    return [
+        ("where(v > 2).select(id, g)", t.where(col('v') > 2).select(col('id'), col('g'))),
+        ("select(id, g, v).where(g = 'a').select(id)",
+         t.select(col('id'), col('g'), col('v')).where(col('g') == 'a').select(col('id'))),
+        ("where(v > 0).group_by(g).select(g, v.sum, v.max)",
+         t.where(col('v') > 0).group_by(col('g')).select(
+             col('g'), col('v').sum.alias('s'), col('v').max.alias('hi'))),
+    ]
