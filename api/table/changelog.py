@@ -214,8 +214,9 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class GroupAggregate:
-    """A streaming GROUP BY: its input stream and rows, key columns and aggregates, and
-    the output's items (``('key', i)`` or ``('aggregate', j)``) in order."""
+    """A streaming GROUP BY: its input stream and rows (or the changelog plan ``source``
+    whose -U/-D rows retract), key columns and aggregates, and the output's items
+    (``('key', i)`` or ``('aggregate', j)``) in order."""
     data_stream: object
     row_of: Callable  # a record's row: a RowOf, or of a changelog's Row its fields
     input_names: Tuple[str, ...]
@@ -257,7 +258,7 @@ class GroupAggregate:
             self.source.changelog_stream(Types.PICKLED_BYTE_ARRAY(), uid + '-input')
         # keyed right at the input, so each group's records keep their order
         keyed = stream.key_by(_KeyOf(shipped), key_types[0] if len(self.keys) == 1
-                                        else Types.TUPLE(key_types))
+                              else Types.TUPLE(key_types))
         if self.post is None:
             return keyed.process(_GroupAggregateFunction(shipped, retracting),
                                  row_type).uid(uid)
@@ -308,8 +309,7 @@ def group_aggregate(rows: Optional[StreamRows], columns: Columns, keys: List[Exp
 def on_changelog(plan: GroupAggregate, source, pre: Calc) -> GroupAggregate:
     """``plan`` over the changelog plan ``source``, its rows through ``pre``."""
     source, pre = pre.input_for(source)
-    return replace(plan, row_of=_fields,
-                   source=source, pre=pre)
+    return replace(plan, row_of=_fields, source=source, pre=pre)
 
 
 def _field(expression: Expression, names: List[str]) -> Optional[int]:

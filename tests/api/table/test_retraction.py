@@ -7,6 +7,7 @@ micro-batch size."""
 import os
 from collections import Counter, defaultdict
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from api.common import Types
@@ -26,6 +27,18 @@ with open(os.path.join(HERE, "retraction_pyflink_2_3_0.txt")) as f:
 
 def test_aggregates_and_filters_of_a_changelog_print_what_pyflink_prints(capsys, monkeypatch):
     assert run_job(JOB, capsys, monkeypatch) == PYFLINK_2_3_0_OUTPUT
+
+
+def test_what_has_no_evaluation_on_a_changelog_fails_when_the_query_is_planned(spark):
+    env = make_env("local")
+    t_env = streaming_t_env(env)
+    t_env.create_temporary_view("t", env.from_collection(
+        [("a", 1)], Types.ROW_NAMED(['g', 'v'], [Types.STRING(), Types.INT()])))
+    t_env.create_temporary_view("counts", t_env.sql_query(
+        "SELECT g, COUNT(*) AS n FROM t GROUP BY g"))
+    with pytest.raises(NotImplementedError, match=r"'SUBSTRING\(g, 1, 1\)' .* not supported "
+                       r"in STREAMING mode"):
+        t_env.sql_query("SELECT SUBSTRING(g, 1, 1), n FROM counts")
 
 
 class _GivenChangelog:
