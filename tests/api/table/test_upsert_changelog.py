@@ -5,6 +5,7 @@ retracting -U/-D rows), printing what PyFlink 2.3.0 printed for the same upserts
 (``upsert_changelog_oracle.py``)."""
 import json
 import os
+from collections import Counter
 
 from benchmarks.kafka_broker import create_topic, produce, unique_topic
 from tests.api.table.streams import streaming_t_env
@@ -17,24 +18,58 @@ with open(os.path.join(HERE, "upsert_changelog_pyflink_2_3_0.txt")) as f:
     PYFLINK_2_3_0_OUTPUT = f.read()
 
 
-def test_queries_of_an_upsert_table_consume_its_changelog_as_pyflink(
-        spark, kafka_broker, capsys):
+def _upsert_table(kafka_broker, partitions: int = 1, parallelism: int = 1):
+    """A STREAMING table environment with the table t of UPSERTS (id STRING, g STRING,
+    v INT, key id) on a new topic."""
     bootstrap = kafka_broker.bootstrap
-    topic = create_topic(bootstrap, unique_topic('upserts'))
+    topic = create_topic(bootstrap, unique_topic('upserts'), partitions)
     produce(bootstrap, topic, [None if g is None else json.dumps({'id': i, 'g': g, 'v': v})
                                for i, g, v in UPSERTS],
             keys=[json.dumps({'id': i}).encode() for i, _, _ in UPSERTS])
-    t_env = streaming_t_env(parallelism=1)
+    t_env = streaming_t_env(parallelism=parallelism)
+    t_env.get_config().set("parallelism.default", str(parallelism))
     t_env.execute_sql(
         "CREATE TABLE t (id STRING, g STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) "
         f"WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}', "
         f"'properties.bootstrap.servers' = '{bootstrap}', 'key.format' = 'json', "
         "'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset')")
-    capsys.readouterr()
+    return t_env
+
+
+def _print_all(t_env) -> None:
     for query in QUERIES:
         print(query)
         t_env.sql_query(query).execute().print()
     for label, query in table_queries(t_env.from_path('t'), col):
         print(label)
         query.execute().print()
+
+
+def test_queries_of_an_upsert_table_consume_its_changelog_as_pyflink(
+        spark, kafka_broker, capsys):
+    t_env = _upsert_table(kafka_broker)
+    capsys.readouterr()
+    _print_all(t_env)
     assert capsys.readouterr().out == PYFLINK_2_3_0_OUTPUT
+
+
+def _final_rows(printed: str) -> dict:
+    """Per query printed (its label, then its tableau), the rows its changelog leaves."""
+    final, label = {}, None
+    for line in printed.splitlines():
+        if line.startswith('| ') and not line.startswith('| op '):
+            kind, *values = [v.strip() for v in line.strip('|').split('|')]
+            final[label][tuple(values)] += -1 if kind in ('-U', '-D') else 1
+        elif not line.startswith('+') and not line.endswith(('rows in set', 'Empty set')) \
+                and not line.startswith('| op '):
+            label = line
+            final[label] = Counter()
+    return {label: +rows for label, rows in final.items()}
+
+
+def test_queries_of_an_upsert_table_end_as_pyflinks_at_parallelism_2(
+        spark, kafka_broker, capsys):
+    t_env = _upsert_table(kafka_broker, partitions=2, parallelism=2)
+    capsys.readouterr()
+    _print_all(t_env)
+    assert _final_rows(capsys.readouterr().out) == _final_rows(PYFLINK_2_3_0_OUTPUT)
