@@ -7,7 +7,7 @@ import json
 import os
 from collections import Counter
 
-from benchmarks.kafka_broker import create_topic, produce, unique_topic
+from benchmarks.kafka_broker import create_topic, produce, read_messages, unique_topic
 from tests.api.table.streams import streaming_t_env
 from api.table.expressions import col
 from tests.api.table.upsert_changelog_queries import QUERIES, UPSERTS, table_queries
@@ -53,17 +53,27 @@ def test_queries_of_an_upsert_table_consume_its_changelog_as_pyflink(
     assert capsys.readouterr().out == PYFLINK_2_3_0_OUTPUT
 
 
-def _final_rows(printed: str) -> dict:
-    """Per query printed (its label, then its tableau), the rows its changelog leaves."""
-    final, label = {}, None
+def _changelogs(printed: str) -> dict:
+    """Per query printed (its label, then its tableau), its (kind, values) rows."""
+    changelogs, label = {}, None
     for line in printed.splitlines():
         if line.startswith('| ') and not line.startswith('| op '):
             kind, *values = [v.strip() for v in line.strip('|').split('|')]
-            final[label][tuple(values)] += -1 if kind in ('-U', '-D') else 1
-        elif not line.startswith('+') and not line.endswith(('rows in set', 'Empty set')) \
-                and not line.startswith('| op '):
+            changelogs[label].append((kind, tuple(values)))
+        elif not line.startswith(('+', '| op ')) and \
+                not line.endswith(('rows in set', 'Empty set')):
             label = line
-            final[label] = Counter()
+            changelogs[label] = []
+    return changelogs
+
+
+def _final_rows(printed: str) -> dict:
+    """Per query printed, the rows its changelog leaves."""
+    final = {}
+    for label, changes in _changelogs(printed).items():
+        rows = final[label] = Counter()
+        for kind, values in changes:
+            rows[values] += -1 if kind in ('-U', '-D') else 1
     return {label: +rows for label, rows in final.items()}
 
 
@@ -73,3 +83,24 @@ def test_queries_of_an_upsert_table_end_as_pyflinks_at_parallelism_2(
     capsys.readouterr()
     _print_all(t_env)
     assert _final_rows(capsys.readouterr().out) == _final_rows(PYFLINK_2_3_0_OUTPUT)
+
+
+def test_a_group_by_of_an_upsert_table_is_written_to_another_with_its_deletes(
+        spark, kafka_broker):
+    t_env = _upsert_table(kafka_broker)
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic('counts'))
+    t_env.execute_sql(
+        "CREATE TABLE counts (g STRING, n BIGINT, PRIMARY KEY (g) NOT ENFORCED) "
+        f"WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}', "
+        f"'properties.bootstrap.servers' = '{bootstrap}', 'key.format' = 'json', "
+        "'value.format' = 'json')")
+    query = "SELECT g, COUNT(*) FROM t WHERE v > 2 GROUP BY g"
+    t_env.execute_sql("INSERT INTO counts " + query).wait()
+    messages = [(json.loads(m.key())['g'], m.value()) for m in read_messages(bootstrap, topic)]
+    kinds = Counter(kind for kind, _ in _changelogs(PYFLINK_2_3_0_OUTPUT)[query])
+    assert sum(value is None for _, value in messages) == kinds['-D'] > 0  # as tombstones
+    assert len(messages) == kinds['+I'] + kinds['+U'] + kinds['-D']  # no -U
+    last = {g: json.loads(value)['n'] for g, value in dict(messages).items() if value}
+    assert {(g, str(n)) for g, n in last.items()} == set(
+        _final_rows(PYFLINK_2_3_0_OUTPUT)[query])
