@@ -20,9 +20,9 @@ from .row_expressions import RowExpression
 from .types import DataType, type_info_of
 
 __all__ = ['RowOf', 'StreamRows', 'Aggregate', 'GroupAggregate', 'group_aggregate',
-           'on_changelog', 'Calc', 'ChangelogCalc', 'changelog_through', 'AppendingQuery',
-           'RetractMessages', 'accumulate', 'retract', 'aggregate_result', 'check_bounded',
-           'is_bounded']
+           'on_changelog', 'ONE_ROW_AGGREGATES', 'one_row_groups', 'Calc', 'ChangelogCalc',
+           'changelog_through', 'AppendingQuery', 'RetractMessages', 'accumulate', 'retract',
+           'aggregate_result', 'check_bounded', 'is_bounded']
 
 _INTEGRAL = ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
 
@@ -267,11 +267,23 @@ class GroupAggregate:
         return aggregated.flat_map(_ChangedRows(self.post), row_type)
 
 
+# aggregates whose result of one row is its value (Flink's FlinkAggregateRemoveRule)
+ONE_ROW_AGGREGATES = ('sum', 'min', 'max')
+
+
+def one_row_groups(source, key_names) -> bool:
+    """Whether each group of the columns ``key_names`` of the changelog plan ``source`` has
+    one row (they include its unique key): Flink's planner then removes the aggregate."""
+    unique_key = getattr(source, 'unique_key', None)
+    return unique_key is not None and set(unique_key) <= set(key_names)
+
+
 def group_aggregate(rows: Optional[StreamRows], columns: Columns, keys: List[Expression],
-                    expressions: List[Expression], source=None) -> Optional[GroupAggregate]:
+                    expressions: List[Expression], source=None):
     """The streaming plan of ``group_by(keys).select(expressions)`` over a table of
-    ``columns`` (of ``rows``, or of the changelog plan ``source``), or None when it is not
-    columns grouped and aggregated (COUNT, SUM, MIN, MAX, AVG of columns, and COUNT(*))."""
+    ``columns`` (of ``rows``, or of the changelog plan ``source``: a ChangelogCalc where
+    each group has one row), or None when it is not columns grouped and aggregated
+    (COUNT, SUM, MIN, MAX, AVG of columns, and COUNT(*))."""
     names = [n for n, _ in columns]
     key_fields = [_field(k, names) for k in keys]
     if (rows is None and source is None) or None in key_fields:
@@ -296,14 +308,18 @@ def group_aggregate(rows: Optional[StreamRows], columns: Columns, keys: List[Exp
         items.append(('aggregate', len(aggregates)))
         aggregates.append(Aggregate(call._name, argument, distinct,
                                     data_type is not None and data_type._root in _INTEGRAL))
+    if source is not None and one_row_groups(source, [names[k] for k in key_fields]) and all(
+            a.function in ONE_ROW_AGGREGATES for a in aggregates):  # the row's values
+        return changelog_through(source, Calc(None, tuple(RowExpression((
+            'col', key_fields[i] if kind == 'key' else aggregates[i].field))
+            for kind, i in items)))
     plan = GroupAggregate(None, None, tuple(names), tuple(t for _, t in columns),
                           tuple(key_fields), tuple(aggregates), tuple(items))
     if source is None:
         return replace(plan, data_stream=rows.data_stream, row_of=rows.row_of)
-    used = set(key_fields) | {a.field for a in aggregates if a.field is not None}
-    return on_changelog(plan, source, Calc(None, tuple(  # the other columns: NULL
-        RowExpression(('col', i) if i in used else ('value', None))
-        for i in range(len(names)))))
+    # all the columns, as Flink's planner reads them for an aggregate without a Calc
+    return on_changelog(plan, source, Calc(None, tuple(
+        RowExpression(('col', i)) for i in range(len(names)))))
 
 
 def on_changelog(plan: GroupAggregate, source, pre: Calc) -> GroupAggregate:

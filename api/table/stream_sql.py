@@ -9,8 +9,8 @@ from typing import List, Optional
 
 from sqlglot import exp
 
-from .changelog import (Aggregate, AppendingQuery, Calc, GroupAggregate, changelog_through,
-                        on_changelog)
+from .changelog import (ONE_ROW_AGGREGATES, Aggregate, AppendingQuery, Calc, GroupAggregate,
+                        changelog_through, on_changelog, one_row_groups)
 from .row_expressions import compile_expression
 from .sql_parser import WindowFunction, to_spark_sql, unsupported
 from .sql_typing import (AGGREGATE_NODES, column_types, flink_aggregate_type,
@@ -141,8 +141,7 @@ def _group_aggregate(t_env, view, tree: exp.Select, sql: str):
         if not isinstance(key, exp.Column):
             raise unsupported(f"GROUP BY expressions ({key.sql()})", sql)
     key_names = [k.name for k in keys]
-    unique_key = getattr(view._update_plan(), 'unique_key', None)
-    if unique_key is not None and set(unique_key) <= set(key_names):
+    if one_row_groups(view._update_plan(), key_names):
         removed = _without_aggregates(tree)
         if removed is not None:  # one row per group: a Calc, as Flink's planner makes it
             table = t_env._spark_query(tree, sql)
@@ -235,7 +234,7 @@ def _without_aggregates(tree: exp.Select) -> Optional[exp.Select]:
         argument = node.this
         if isinstance(argument, exp.Distinct):
             argument = argument.expressions[0]
-        if not isinstance(node, (exp.Sum, exp.Min, exp.Max)):
+        if AGGREGATE_NODES[type(node)] not in ONE_ROW_AGGREGATES:
             raise LookupError(node.sql())
         return argument.copy()
     try:

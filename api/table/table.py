@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import sqlglot
 
 from api.common.types import Row
-from .changelog import group_aggregate
+from .changelog import GroupAggregate, group_aggregate
 from .data_frames import Columns, collect_rows, columns_of, to_data_frame
 from .expressions import (Expression, col, column_name, declared_type, is_aggregate,
                           order_sql, quote, to_expression, to_sql, unaliased)
@@ -449,7 +449,7 @@ class GroupedTable:
         if table._t_env._is_streaming() and (source is not None or not table._updating):
             result._changelog = group_aggregate(table._stream_rows, table._columns,
                                                 self._keys, expressions, source)
-            if result._changelog is not None:
+            if isinstance(result._changelog, GroupAggregate):
                 result._columns = result._changelog.typed(result._columns)
         return result
 

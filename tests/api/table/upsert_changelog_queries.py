@@ -31,4 +31,9 @@ def table_queries(t, col) -> list:
         ("where(v > 0).group_by(g).select(g, v.sum, v.max)",
          t.where(col('v') > 0).group_by(col('g')).select(
              col('g'), col('v').sum.alias('s'), col('v').max.alias('hi'))),
+        ("group_by(id, g).select(id, v.sum, g, v.min)",  # of the key: a Calc, as in SQL
+         t.group_by(col('id'), col('g')).select(
+             col('id'), col('v').sum.alias('s'), col('g'), col('v').min.alias('lo'))),
+        ("group_by(id).select(id, v.avg)", t.group_by(col('id')).select(
+            col('id'), col('v').avg.alias('m'))),
     ]
