@@ -5,12 +5,12 @@ commits, together with a row naming the job, sink, subtask and batch in the tabl
 ``spark_datastream_commits`` (created when missing): a batch replayed after a crash writes
 nothing twice.
 """
-from typing import Optional
+from typing import List, Optional
 
 from api.common.typeinfo import (BasicTypeInfo, DateTypeInfo, InstantTypeInfo,
                                  LocalTimeTypeInfo, PrimitiveArrayTypeInfo, RowTypeInfo,
                                  TimestampTypeInfo, TimeTypeInfo, Types)
-from api.common.types import Row
+from api.common.types import Row, RowKind
 from engine.io import jdbc as engine_jdbc
 
 # Importable from here as in PyFlink.
@@ -38,7 +38,7 @@ class JdbcSink(object):
         self._type_info = type_info
         self._connection_options = jdbc_connection_options
         self._execution_options = jdbc_execution_options
-        self._deletes = (None, None)  # a changelog's (DELETE statement, its parameters)
+        self._deletes = (None, None)  # a changelog's DELETE statement, its parameters
         options = jdbc_connection_options
         self._database = engine_jdbc.database_for(
             options.get_db_url(), options.get_driver_name(), options.get_user_name(),
@@ -55,6 +55,14 @@ class JdbcSink(object):
         return engine_jdbc.JdbcSink(self._sql, _fields_by_position(self._type_info),
                                     self._database, execution.get_batch_size(),
                                     execution.get_max_retries(), *self._deletes)
+
+    def _deleting(self, sql: str, key: List[int]) -> 'JdbcSink':
+        """This sink, running ``sql`` instead for a DELETE Row of a changelog, its ``?``
+        parameters the fields at the indices ``key``."""
+        types = self._type_info.get_field_types()
+        self._deletes = (sql, _DeletedKey(key, _fields_by_position(
+            Types.ROW([types[i] for i in key]))))
+        return self
 
     @staticmethod
     def sink(sql: str, type_info: RowTypeInfo,
@@ -97,6 +105,20 @@ def _fields_by_position(type_info: RowTypeInfo):
                              f"{len(value)}")
         return [None if v is None else t.convert(v) for t, v in zip(types, value)]
     return fields
+
+
+class _DeletedKey:
+    """The statement's parameters of a DELETE Row: its fields at ``key``; None for
+    another Row."""
+
+    def __init__(self, key: List[int], fields):
+        self._key = key
+        self._fields = fields
+
+    def __call__(self, row):
+        if row.get_row_kind() != RowKind.DELETE:
+            return None
+        return self._fields([row[i] for i in self._key])
 
 
 def _is_sql_type(type_info) -> bool:

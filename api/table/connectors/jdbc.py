@@ -80,12 +80,10 @@ def jdbc_sink(definition: TableDefinition,
     execution = JdbcExecutionOptions.builder() \
         .with_batch_size(int(options.get('sink.buffer-flush.max-rows', 100))) \
         .with_max_retries(int(options.get('sink.max-retries', 3))).build()
-    rows = row_type(definition)
-    sink = JdbcSink.sink(sql, rows, _connection(definition), execution)
+    sink = JdbcSink.sink(sql, row_type(definition), _connection(definition), execution)
     if key is not None:
-        sink._deletes = ('DELETE FROM %s WHERE %s' % (options['table-name'], ' AND '.join(
-            '%s = ?' % _quoted(n) for n in key[1])), _DeletedKey(rows, [
-                columns.index(n) for n in key[1]]))
+        sink._deleting('DELETE FROM %s WHERE %s' % (options['table-name'], ' AND '.join(
+            '%s = ?' % _quoted(n) for n in key[1])), [columns.index(n) for n in key[1]])
     parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
 
     def write(stream: DataStream):
@@ -105,21 +103,6 @@ def _insert(row) -> bool:
         raise ValueError("jdbc: please declare primary key for sink table when query "
                          f"contains update/delete record ({row.get_row_kind()} {row})")
     return True
-
-
-class _DeletedKey:
-    """The key of a -D row (its values at ``indices``, as the statement's parameters),
-    None for another row."""
-
-    def __init__(self, rows, indices):
-        self._types = [rows.get_field_types()[i] for i in indices]
-        self._indices = indices
-
-    def __call__(self, row):
-        if row.get_row_kind() != RowKind.DELETE:
-            return None
-        values = [row[i] for i in self._indices]
-        return [None if v is None else t.convert(v) for t, v in zip(self._types, values)]
 
 
 class _Scan(Source):
