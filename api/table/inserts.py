@@ -39,6 +39,8 @@ def insert_stream(t_env, table, definition: TableDefinition,
                 f"Table sink 'default_catalog.default_database.{name}' doesn't support "
                 f"consuming update changes which is produced by node "
                 f"{table._changelog.node()}")
+        if table._changelog.updating and connector.check_updates is not None:
+            connector.check_updates(definition)
         if not same_types:
             raise ValueError(f"Column types of query result and sink for '{name}' do not "
                              f"match: {table._columns} and {columns}")

@@ -87,7 +87,7 @@ def jdbc_sink(definition: TableDefinition,
     parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
 
     def write(stream: DataStream):
-        written = stream.filter(_upsert if key is not None else _insert).add_sink(sink)
+        written = stream.filter(_upsert).add_sink(sink)
         return written if parallelism is None else written.set_parallelism(parallelism)
     return write
 
@@ -97,12 +97,12 @@ def _upsert(row) -> bool:
     return row.get_row_kind() != RowKind.UPDATE_BEFORE
 
 
-def _insert(row) -> bool:
-    """True for an inserted row; another row of a changelog fails, as Flink's planner."""
-    if row.get_row_kind() != RowKind.INSERT:
-        raise ValueError("jdbc: please declare primary key for sink table when query "
-                         f"contains update/delete record ({row.get_row_kind()} {row})")
-    return True
+def _check_updates(definition: TableDefinition) -> None:
+    """Fails for a table without a primary key, as Flink's planner does for a changelog
+    that updates."""
+    if definition.schema._primary_key is None:
+        raise ValueError(f"jdbc table '{definition.name}': please declare primary key for "
+                         "sink table when query contains update/delete record.")
 
 
 class _Scan(Source):
@@ -119,4 +119,5 @@ class _Scan(Source):
         return self._engine_source
 
 
-JDBC = SqlConnector(_check, source=jdbc_source, sink=jdbc_sink, upserts=True)
+JDBC = SqlConnector(_check, source=jdbc_source, sink=jdbc_sink, upserts=True,
+                    check_updates=_check_updates)

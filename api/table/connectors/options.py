@@ -17,13 +17,15 @@ class SqlConnector:
     DataStream of the table's rows (Rows named by its physical columns) and
     ``sink(definition, parallelism)`` what writes such a stream; None where the connector
     does not read (or write). ``upserts``: its sink takes a changelog (``-U``/``+U``/``-D``
-    rows), written as upserts on the primary key; ``changelog(stream, definition)``: its
+    rows), written as upserts on the primary key, where ``check_updates(definition)``
+    (if given) does not fail for the table; ``changelog(stream, definition)``: its
     source's stream is one of upserts and deletes, and this the table's changelog (with
     ``node()`` and ``changelog_stream(row_type, uid)``)."""
     check: Callable[[TableDefinition], None]
     source: Optional[Callable] = None
     sink: Optional[Callable] = None
     upserts: bool = False
+    check_updates: Optional[Callable[[TableDefinition], None]] = None
     changelog: Optional[Callable] = None
 
 

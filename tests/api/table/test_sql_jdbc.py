@@ -63,6 +63,17 @@ def test_deleted_rows_of_a_changelog_are_deleted_from_a_jdbc_table(spark, postgr
     assert postgres_db.rows("histogram") == [(2, 3), (3, 1), (7, 70)]  # again: the same
 
 
+def test_an_updating_insert_into_a_jdbc_table_without_primary_key_fails_when_planned(spark):
+    env = make_env("local")
+    t_env = streaming_t_env(env)
+    t_env.create_temporary_view("words", env.from_collection(
+        [("a",)], Types.ROW_NAMED(['word'], [Types.STRING()])))
+    t_env.execute_sql("CREATE TABLE counts (word STRING, n BIGINT) WITH ('connector' = "
+                      "'jdbc', 'url' = 'jdbc:postgresql://localhost/db', 'table-name' = 'c')")
+    with pytest.raises(ValueError, match="jdbc table 'counts': please declare primary key"):
+        t_env.execute_sql("INSERT INTO counts SELECT word, COUNT(*) FROM words GROUP BY word")
+
+
 def test_jdbc_options_fail_when_the_table_is_created(spark):
     t_env = streaming_t_env()
     with pytest.raises(ValueError, match="Missing required options are: table-name"):
