@@ -42,6 +42,8 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
             raise unsupported('GROUP BY of joins', sql)
         from .interval_join import plan_join_query
         return plan_join_query(t_env, tree, sql)
+    if isinstance(source, exp.Subquery):  # FROM (SELECT ...): a query of its table
+        return _of_subquery(t_env, tree, source, sql)
     if not isinstance(source, exp.Table):
         return None
     view = t_env._views.get(source.name)
@@ -52,6 +54,24 @@ def plan_streaming_query(t_env, tree: exp.Expression, sql: str):
             node for node in tree.find_all(*AGGREGATE_NODES)):
         return _projection(t_env, view, tree, sql)
     return _group_aggregate(t_env, view, tree, sql)
+
+
+def _of_subquery(t_env, tree: exp.Select, subquery: exp.Subquery, sql: str):
+    """``tree`` of the table of ``subquery``, planned as a query of a view of it, where
+    both are planned here (else None: Spark SQL runs the statement)."""
+    inner = plan_streaming_query(t_env, subquery.this, sql)
+    if inner is None:
+        return None
+    alias = subquery.alias
+
+    def unqualified(node: exp.Expression) -> exp.Expression:  # s.n: n of the view
+        if isinstance(node, exp.Column) and alias and node.table == alias:
+            return exp.column(node.name)
+        return node
+    outer = tree.transform(unqualified, copy=True)
+    (outer.args.get('from_') or outer.args.get('from')).set(
+        'this', exp.Table(this=exp.to_identifier(str(inner))))
+    return plan_streaming_query(t_env, outer, sql)
 
 
 def _projection(t_env, view, tree: exp.Select, sql: str):

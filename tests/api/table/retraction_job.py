@@ -27,3 +27,5 @@ t_env.sql_query("SELECT n, COUNT(*) AS c, MIN(m) AS lo, MAX(m) AS hi, SUM(m) AS 
 t_env.sql_query("SELECT g, n * 10 AS x FROM counts WHERE m > 2").execute().print()
 counts.where(col('m') < 5).group_by(col('n')).select(
     col('n'), col('m').max.alias('hi'), col('g').count.alias('c')).execute().print()
+t_env.sql_query("SELECT n, COUNT(*) AS c FROM (SELECT g, COUNT(*) AS n FROM t GROUP BY g) AS s "
+                "WHERE s.n < 3 GROUP BY n").execute().print()
