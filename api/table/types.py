@@ -438,8 +438,8 @@ _BASIC = [
 _NO_SQL_TYPE = {
     repr(Types.SQL_TIME()): "Spark SQL has no TIME type; map the field to a STRING or to "
                             "SQL_TIMESTAMP first",
-    repr(LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME)): "Spark SQL has no TIME type; map the field to a STRING or to "
-                              "LOCAL_DATE_TIME first",
+    repr(LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME)):
+        "Spark SQL has no TIME type; map the field to a STRING or to LOCAL_DATE_TIME first",
     repr(Types.INSTANT()): "map the field to SQL_TIMESTAMP (a datetime in UTC) first",
     repr(Types.BIG_INT()): "Flink gives it no SQL type (RAW); map the field to LONG or "
                            "BIG_DEC first",
