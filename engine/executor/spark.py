@@ -34,8 +34,11 @@ from engine.executor.python_dependencies import Bundle, restore_working_director
 from engine.runtime.task import configure_storage, job_of, run_task
 from engine.executor.base import Executor
 from engine.executor.partition_task import run_partition, stage_steps
-from engine.executor.task_host import (commit_hosted, host_name, hosts_supported, remove_run,
-                                       run_directory, run_hosted)
+from engine.executor.task_host import (HostGone, commit_hosted, host_name, hosts_supported,
+                                       remove_run, run_directory, run_hosted,
+                                       run_in_running_host)
+
+log = logging.getLogger(__name__)
 
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 # The JVM of a session we start (with a local master, also Spark's executor) schedules
@@ -248,8 +251,7 @@ def one_task_per_partition(plan, master: str, conf, attempts: int,
     (else Spark would wait for the slots, and fail), when a failed task is not retried
     (Spark would retry the whole barrier stage)."""
     stages = plan.stages
-    return (len(stages) > 1 and attempts == 1
-            and max(stage.parallelism for stage in stages)
+    return (attempts == 1 and max(stage.parallelism for stage in stages)
             <= local_slots(master, conf, jvm_cores))
 
 
@@ -274,6 +276,8 @@ class SparkExecutor(Executor):
         self._broadcast = None
         self._bundle = bundle
         self._steps = None  # set when a batch runs as one task per partition index
+        self._direct = False  # whether the driver sends batches straight to the run's hosts
+        self._partition_threads = None  # the driver's threads of partition indices then
         self._indices = {}  # n -> an RDD of n partitions, one item each, for the tasks
         self._removals = concurrent.futures.ThreadPoolExecutor(1, "exchange-removal")
         self.shares_driver_disk = self.sc.master.startswith("local")
@@ -285,6 +289,7 @@ class SparkExecutor(Executor):
         if self._bundle is not None:  # every worker unpacks it before its next task
             self.sc.addArchive(self._bundle.archive)
         self._broadcast = self.sc.broadcast((self._bundle, cloudpickle.dumps(job)))
+        self._direct = False  # the first batch's tasks start the run's hosts
         if one_task_per_partition(job.plan, self.sc.master, self.session.conf,
                                   self.task_attempts, self._jvm_cores):
             self._steps = stage_steps(job.plan)
@@ -300,18 +305,60 @@ class SparkExecutor(Executor):
         return self.sc._jvm.java.lang.Runtime.getRuntime().availableProcessors()
 
     def run_batch(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
-        if not self.shares_driver_disk or len(self.job.plan.stages) == 1:
+        if self._steps is None and (not self.shares_driver_disk
+                                    or len(self.job.plan.stages) == 1):
             return self._run_stages(batch, source_ranges)
         # Chunks between stages go through files on this machine's disk (its page cache),
         # not through Spark's shuffle, which then moves their names only.
+        if self._steps is None:
+            return self._in_exchange_dir(batch, "", self._run_stages, source_ranges)
+        batch = dataclasses.replace(batch, keeps_own_chunks=self._hosts_by_partition())
+        stages = self.job.plan.stages
+        ranges = [{s.id: source_ranges[s.id][p] for s in stages
+                   if s.is_source and p < s.parallelism}
+                  for p in range(max(stage.parallelism for stage in stages))]
+        if self._direct:
+            try:
+                return self._in_exchange_dir(batch, "", self._run_direct, ranges)
+            except HostGone as e:
+                log.info("Batch %d runs as Spark tasks: %s", batch.batch_id, e)
+        results = self._in_exchange_dir(batch, ".tasks", self._run_partitions, ranges)
+        self._direct = hosts_supported()
+        return results
+
+    def _in_exchange_dir(self, batch: BatchInfo, suffix: str, run: Callable, inputs) -> list:
+        """``run(batch, inputs)`` with a new exchange directory, removed afterwards."""
         exchange_dir = os.path.join(run_directory(self.job.run_id), "exchange",
-                                    str(batch.batch_id))
+                                    f"{batch.batch_id}{suffix}")
         os.makedirs(exchange_dir, mode=0o700, exist_ok=True)
-        run = self._run_stages if self._steps is None else self._run_partitions
         try:
-            return run(dataclasses.replace(batch, exchange_dir=exchange_dir), source_ranges)
+            return run(dataclasses.replace(batch, exchange_dir=exchange_dir), inputs)
         finally:  # off the batch's path: the next batch starts meanwhile
             self._removals.submit(shutil.rmtree, exchange_dir, ignore_errors=True)
+
+    def _run_direct(self, batch: BatchInfo, ranges: List[dict]) -> list:
+        """The batch's partition indices run by the driver's threads, each sending its
+        subtasks to their hosts (started by an earlier batch's tasks) as a task would:
+        on a local master, a batch then costs no Spark job. HostGone if a host is not
+        running; the batch's tasks then run it again, and start new hosts."""
+        if self._partition_threads is None:
+            self._partition_threads = concurrent.futures.ThreadPoolExecutor(
+                len(ranges), "partition")
+        run_subtask = functools.partial(run_in_running_host, self.job.run_id)
+        futures = [self._partition_threads.submit(
+            lambda p: list(run_partition(run_subtask, self._steps, batch, p, ranges[p])), p)
+            for p in range(len(ranges))]
+        concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+        if any(f.done() and f.exception() is not None for f in futures):
+            shutil.rmtree(batch.exchange_dir, ignore_errors=True)  # ends indices that wait
+            concurrent.futures.wait(futures)
+            errors = [f.exception() for f in futures if f.exception() is not None]
+            gone = next((e for e in errors if isinstance(e, ConnectionError)), None)
+            if gone is not None:  # (the other indices then failed waiting for its chunks)
+                raise HostGone(str(gone)) from gone
+            raise JobExecutionException(f"Batch {batch.batch_id} failed: {errors[0]}") \
+                from errors[0]
+        return [result for f in futures for result in f.result()]
 
     def _name_job(self, batch: BatchInfo) -> Dict[int, str]:
         """Spark's UI lists the batch's job under a group and description; returns the
@@ -323,19 +370,14 @@ class SparkExecutor(Executor):
                             + " | ".join(stage_names.values()))
         return stage_names
 
-    def _run_partitions(self, batch: BatchInfo, source_ranges: Dict[int, List[list]]) -> list:
+    def _run_partitions(self, batch: BatchInfo, ranges: List[dict]) -> list:
         """The batch as one barrier stage of one task per partition index
         (``partition_task``); with object reuse, a subtask's chunks for its own index stay
         in the process that runs the index's subtasks."""
         self._name_job(batch)
-        batch = dataclasses.replace(batch, keeps_own_chunks=self._hosts_by_partition())
-        stages = self.job.plan.stages
-        partitions = max(stage.parallelism for stage in stages)
-        ranges = [{s.id: source_ranges[s.id][p] for s in stages
-                   if s.is_source and p < s.parallelism} for p in range(partitions)]
         run = functools.partial(_run_partition_task, functools.partial(
             _load_job, self._broadcast), self.job.run_id, self._steps, batch, ranges)
-        return self._collect(batch, self._partition_indices(partitions).barrier()
+        return self._collect(batch, self._partition_indices(len(ranges)).barrier()
                              .mapPartitionsWithIndex(run))
 
     def _hosts_by_partition(self) -> bool:

@@ -37,7 +37,7 @@ import tempfile
 import time
 import traceback
 from collections import OrderedDict
-from typing import Callable, Iterable, List
+from typing import Callable, Iterable, List, Optional
 
 import cloudpickle
 
@@ -90,6 +90,18 @@ def run_hosted(load_job: Callable, run_id: str, stage_id: int, partition: int,
                     list(inputs))
 
 
+def run_in_running_host(run_id: str, stage_id: int, partition: int, batch: BatchInfo,
+                        inputs: Iterable) -> List:
+    """``run_hosted`` from the driver of a local master, whose earlier batch's tasks
+    started the subtask's host: HostGone if there is none (the driver starts no host)."""
+    host = host_name(stage_id, partition, batch.keeps_own_chunks)
+    return _in_host(None, run_id, host, _run_task, stage_id, partition, batch, list(inputs))
+
+
+class HostGone(ConnectionError):
+    """A subtask's host is not running (it ended, or was never started)."""
+
+
 def commit_hosted(load_job: Callable, run_id: str, host: str, commit) -> None:
     """Makes ``commit`` (an ``engine.batch.SinkCommit``) in the host of the sink's subtask
     (``host_name``; started here if there is none): one process per machine commits a
@@ -110,8 +122,9 @@ def _commit(load_job, run_id, commit) -> None:
         raise failure.error
 
 
-def _in_host(load_job: Callable, run_id: str, host: str, call: Callable, *args):
-    """``call(load_job, run_id, *args)`` in ``host``, started here if there is none."""
+def _in_host(load_job: Optional[Callable], run_id: str, host: str, call: Callable, *args):
+    """``call(load_job, run_id, *args)`` in ``host``, started here if there is none
+    (``load_job`` None: HostGone instead)."""
     path = _socket_path(run_id, host)
     # (cloudpickle, as Spark ships functions: a committer may hold the user's lambdas)
     request = cloudpickle.dumps((call, args), pickle.HIGHEST_PROTOCOL)
@@ -150,6 +163,8 @@ def _host_connection(path: str, load_job, run_id) -> socket.socket:
             connection.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             connection.close()
+            if load_job is None:
+                raise HostGone(f"no subtask host listens at {path}") from None
             _start_host(path, load_job, run_id)
             continue
         if not _same_user(connection):

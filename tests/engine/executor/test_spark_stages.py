@@ -101,7 +101,7 @@ def plan_of(*parallelisms):
 @pytest.mark.parametrize("plan,master,conf,attempts,expected", [
     (plan_of(2, 2), "local[2]", {}, 1, True),
     (plan_of(1, 2), "local[2]", {}, 1, True),
-    (plan_of(2), "local[2]", {}, 1, False),             # one stage: nothing to join
+    (plan_of(2), "local[2]", {}, 1, True),              # one stage: the driver runs it too
     (plan_of(2, 3), "local[2]", {}, 1, False),          # not every subtask at once
     (plan_of(2, 2), "local[2]", {"spark.task.cpus": "2"}, 1, False),
     (plan_of(1, 1), "local", {}, 1, True),

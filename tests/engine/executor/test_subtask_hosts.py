@@ -17,7 +17,7 @@ from engine.batch import BatchInfo, DataChunk, SinkCommittable
 from engine.runtime.exchange import payload_of, pickled
 from engine.executor import task_host
 from engine.driver.job import compile_job
-from tests.conftest import make_env
+from tests.conftest import GatheringSink, make_env
 
 N = 60
 
@@ -203,3 +203,38 @@ def _wait_until_gone(path: str) -> None:
         finally:
             probe.close()
         time.sleep(0.01)
+
+
+class DiesOnce(MapFunction):
+    """Kills its own process (the subtask's host) the first time it sees ``value``."""
+
+    def __init__(self, value: int, marker: str):
+        self.value, self.marker = value, marker
+
+    def map(self, value):
+        if value == self.value and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return value
+
+
+def test_a_host_that_dies_in_a_batch_the_driver_runs_is_replaced_by_the_batchs_tasks(
+        spark, tmp_path):
+    env = make_env("spark", parallelism=2, micro_batch_size=10)
+    marker = str(tmp_path / "died")
+    sink = GatheringSink()
+    env.from_collection(list(range(N))).map(DiesOnce(45, marker)).map(lambda x: (x % 3, x)) \
+        .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])).add_sink(sink)
+    result = env.execute("host dies")
+    assert os.path.exists(marker)
+    totals = {}
+    for key, total in sink.values():  # running sums: the last is the largest
+        totals[key] = max(totals.get(key, 0), total)
+    assert totals == {k: sum(x for x in range(N) if x % 3 == k) for k in range(3)}
+    # Batches 1-3 ran in the driver's threads; batch 4 (values 40-49) failed there when
+    # the host died, and ran again as Spark tasks, which started a new host.
+    run = result.get_job_id().to_hex_string()[:8]
+    tracker = spark.sparkContext.statusTracker()
+    ran_on_spark = [b for b in range(6)
+                    if tracker.getJobIdsForGroup(f"host dies [{run}] batch {b}")]
+    assert ran_on_spark == [0, 4]
