@@ -2,7 +2,7 @@
 :class:`Schema` of its columns (types in Flink's syntax, computed columns, watermark,
 primary key) and its ``WITH`` options. A statement it cannot read fails naming the part."""
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List
 
 from .schema import PhysicalColumn, Schema
@@ -23,6 +23,7 @@ class TableDefinition:
     schema: Schema
     options: Dict[str, str]
     if_not_exists: bool
+    partition_keys: List[str] = field(default_factory=list)  # PARTITIONED BY (...)
 
     def physical_columns(self) -> List[tuple]:
         """(name, DataType) of the columns a connector reads or writes."""
@@ -44,8 +45,12 @@ def parse_create_table(stmt: str) -> TableDefinition:
         _declare(builder, item, names)
     rest = stmt[close + 1:].strip()
     rest = re.sub(r"^COMMENT\s+'(?:[^']|'')*'\s*", '', rest, flags=re.I)
-    if re.match(r'PARTITIONED\s+BY', rest, re.I):
-        raise NotImplementedError("CREATE TABLE: PARTITIONED BY is not available here")
+    partition_keys = []
+    partitioned = re.match(r'PARTITIONED\s+BY\s*\(', rest, re.I)
+    if partitioned:
+        end = _closing(rest, partitioned.end() - 1)
+        partition_keys = [unquoted(k) for k in _split(rest[partitioned.end():end])]
+        rest = rest[end + 1:].strip()
     with_clause = re.match(r'WITH\s*\(', rest, re.I)
     if with_clause is None:
         raise ValueError("CREATE TABLE: a table here needs WITH ('connector' = ...)")
@@ -61,7 +66,7 @@ def parse_create_table(stmt: str) -> TableDefinition:
         options[option.group(1).replace("''", "'")] = option.group(2).replace("''", "'")
         text = text[option.end():].strip()
     return TableDefinition(unquoted(header.group(2).split('.')[-1]), builder.build(), options,
-                           header.group(1) is not None)
+                           header.group(1) is not None, partition_keys)
 
 
 def _declare(builder: 'Schema.Builder', item: str, names: List[str]) -> None:

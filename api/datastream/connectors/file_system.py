@@ -155,7 +155,7 @@ class BucketAssigner(JavaObjectWrapper):
                              f"{format_str!r}")
         return BucketAssigner(format_str, timezone_id)
 
-    def _bucket_id(self, processing_time: int) -> str:
+    def _bucket_id(self, value, processing_time: int) -> str:
         if self._pattern is None:
             return ""
         moment = datetime.fromtimestamp(processing_time / 1000, self._zone)

@@ -29,5 +29,8 @@ def connector_of(definition: TableDefinition) -> SqlConnector:
         raise ValueError(f"Could not find any factory for identifier '{name}' that implements "
                          "'org.apache.flink.table.factories.DynamicTableFactory'. Available "
                          f"factory identifiers are: {', '.join(sorted(_CONNECTORS))}")
+    if definition.partition_keys and not connector.partitioned:
+        raise NotImplementedError(f"CREATE TABLE: PARTITIONED BY is not available for the "
+                                  f"'{name}' connector here (only for 'filesystem')")
     connector.check(definition)
     return connector

@@ -20,13 +20,15 @@ class SqlConnector:
     rows), written as upserts on the primary key, where ``check_updates(definition)``
     (if given) does not fail for the table; ``changelog(stream, definition)``: its
     source's stream is one of upserts and deletes, and this the table's changelog (with
-    ``node()`` and ``changelog_stream(row_type, uid)``)."""
+    ``node()`` and ``changelog_stream(row_type, uid)``); ``partitioned``: its tables may be
+    ``PARTITIONED BY``."""
     check: Callable[[TableDefinition], None]
     source: Optional[Callable] = None
     sink: Optional[Callable] = None
     upserts: bool = False
     check_updates: Optional[Callable[[TableDefinition], None]] = None
     changelog: Optional[Callable] = None
+    partitioned: bool = False
 
 
 def check_options(connector: str, options: Dict[str, str], supported: Iterable[str],

@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import uuid
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from engine.io.sinks import (Committer, Sink, SinkWriter, StagedCommitter, StagingWriter,
                              WriterContext)
@@ -135,51 +135,83 @@ class ParquetFormat(PartFileFormat):
         return ParquetPartFile(path, self.schema, self.to_columns)
 
 
+class MappedFormat(PartFileFormat):
+    """Part files of the ``inner`` format, of each record mapped by ``mapper`` (e.g. a
+    table's row without its partition columns)."""
+
+    def __init__(self, inner: PartFileFormat, mapper: Callable[[Any], Any]):
+        self.inner = inner
+        self.mapper = mapper
+
+    def open(self, path: str) -> PartFile:
+        return _MappedPartFile(self.inner.open(path), self.mapper)
+
+
+class _MappedPartFile(PartFile):
+    def __init__(self, inner: PartFile, mapper: Callable[[Any], Any]):
+        self.inner = inner
+        self.mapper = mapper
+
+    def write(self, values: list) -> None:
+        self.inner.write([self.mapper(v) for v in values])
+
+    def size(self) -> int:
+        return self.inner.size()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class FileSinkWriter(SinkWriter):
-    """Writes a subtask's records of one batch into in-progress part files of the batch's
-    bucket; ``part_size`` None rolls only at the end of the batch, otherwise a file rolls
-    once it has grown past ``part_size`` bytes. The committable is the list of in-progress
-    paths. File names: ``<prefix>-<uuid>-<part index><suffix>``, one uuid per run, sink,
-    subtask and batch (Flink's uuid per writer)."""
+    """Writes a subtask's records of one batch into in-progress part files of their
+    buckets (``bucket_id(record, processing time)``); ``part_size`` None rolls only at the
+    end of the batch, otherwise a file rolls once it has grown past ``part_size`` bytes.
+    The committable is the list of in-progress paths. File names:
+    ``<prefix>-<uuid>-<part index><suffix>``, one uuid per run, sink, subtask and batch
+    (Flink's uuid per writer)."""
 
     def __init__(self, sink: "FileSink", context: WriterContext):
         self.sink = sink
         self.context = context
         self.paths: List[str] = []
-        self.file: Optional[PartFile] = None
-        self.bucket_dir: Optional[str] = None
+        self.files: Dict[str, PartFile] = {}  # the open part file of each bucket
 
     def write(self, values: list) -> None:
-        part_size = self.sink.part_size
-        if part_size is None:
-            if self.file is None:
-                self._roll()
-            self.file.write(values)
-            return
+        by_bucket: Dict[str, list] = {}
+        processing_time = self.context.processing_time
         for value in values:
-            if self.file is None or self.file.size() > part_size:
-                self._roll()
-            self.file.write([value])
+            by_bucket.setdefault(self.sink.bucket_id(value, processing_time), []).append(value)
+        part_size = self.sink.part_size
+        for bucket, bucket_values in by_bucket.items():
+            if part_size is None:
+                self._file(bucket, False).write(bucket_values)
+                continue
+            for value in bucket_values:
+                self._file(bucket, True).write([value])
 
-    def _roll(self) -> None:
+    def _file(self, bucket: str, by_size: bool) -> PartFile:
+        """The open part file of ``bucket``, a new one if there is none or ``by_size`` it
+        has grown past the part size."""
+        file = self.files.get(bucket)
+        if file is not None and not (by_size and file.size() > self.sink.part_size):
+            return file
         sink, context = self.sink, self.context
-        if self.file is not None:
-            self.file.close()
-        else:  # the batch's first file
-            self.bucket_dir = os.path.join(sink.base_path,
-                                           sink.bucket_id(context.processing_time))
-            os.makedirs(self.bucket_dir, exist_ok=True)
+        if file is not None:
+            file.close()
+        bucket_dir = os.path.join(sink.base_path, bucket)
+        os.makedirs(bucket_dir, exist_ok=True)
         writer_id = uuid.uuid5(_PART_FILE_IDS, f"{context.run_id}/{sink.sink_token}/"
                                                f"{context.subtask}/{context.batch_id}")
         name = f"{sink.part_prefix}-{writer_id}-{len(self.paths)}{sink.part_suffix}"
-        path = in_progress_file(os.path.join(self.bucket_dir, name), context.batch_id)
-        self.file = sink.part_format.open(path)
+        path = in_progress_file(os.path.join(bucket_dir, name), context.batch_id)
+        self.files[bucket] = file = sink.part_format.open(path)
         self.paths.append(path)
+        return file
 
     def prepare_commit(self) -> Optional[List[str]]:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        for file in self.files.values():
+            file.close()
+        self.files = {}
         return self.paths or None
 
 
@@ -237,14 +269,15 @@ def _finish(in_progress: str, finished: str) -> bool:
 
 
 class FileSink(Sink):
-    """FileSink: part files in buckets under ``base_path``; ``bucket_id`` maps the batch's
-    processing time (ms) to the bucket (a sub-directory, "" for the base path); the
+    """FileSink: part files in buckets under ``base_path``; ``bucket_id`` maps a record and
+    the batch's processing time (ms) to its bucket (a sub-directory, "" for the base
+    path); the
     ``sink_token`` keeps part file names of several sinks sharing a base path apart."""
 
     name = "FileSink"
 
     def __init__(self, base_path: str, part_format: PartFileFormat, part_prefix: str,
-                 part_suffix: str, part_size: Optional[int], bucket_id: Callable[[int], str],
+                 part_suffix: str, part_size: Optional[int], bucket_id: Callable[[Any, int], str],
                  sink_token: str):
         self.base_path = base_path
         self.part_format = part_format

@@ -320,6 +320,29 @@ class ParquetFileFormat(FileFormat):
                 None if after >= table.num_rows else after)
 
 
+class WithPathFormat(FileFormat):
+    """The records of the ``inner`` format as (record, the path of its file) pairs: for
+    what a path says of its records (a partitioned table's ``key=value`` directories)."""
+
+    def __init__(self, inner: FileFormat):
+        self.inner = inner
+        self.whole_file = inner.whole_file
+
+    def splittable(self, path: str) -> bool:
+        return self.inner.splittable(path)
+
+    def read_range(self, split, path, position, end):
+        records, after = self.inner.read_range(split, path, position, end)
+        return [(r, path) for r in records], after
+
+    def read_lines(self, split, cursor, max_records):
+        return [(r, cursor.path) for r in self.inner.read_lines(split, cursor, max_records)]
+
+    def read_whole(self, split, path, position, max_records):
+        records, after = self.inner.read_whole(split, path, position, max_records)
+        return [(r, path) for r in records], after
+
+
 class FileSplit(NamedTuple):
     """A split: the byte range ``[start, end)`` of a file."""
     path: str

@@ -111,7 +111,7 @@ def test_default_bucket_is_the_processing_hour_in_local_time(tmp_path):
 ])
 def test_date_time_bucket_formats_like_java(format_str, timezone_id, expected):
     assigner = BucketAssigner.date_time_bucket_assigner(format_str, timezone_id)
-    assert assigner._bucket_id(1700000000123) == expected
+    assert assigner._bucket_id("record", 1700000000123) == expected
 
 
 def test_streaming_writes_one_file_per_subtask_and_batch(tmp_path):
@@ -211,7 +211,7 @@ def run_writer(base, records, run_id="run", batch_id=3, subtask=1) -> list:
     """One subtask of a FileSink writer for one batch; returns its in-progress files."""
     context = WriterContext("job", run_id, "sink", subtask, 2, batch_id, "", 0)
     sink = EngineFileSink(str(base), EncodedFormat(lambda v: v.encode() + b"\n"), "part", "",
-                          None, lambda time: "", "sink")
+                          None, lambda value, time: "", "sink")
     writer = sink.create_writer(context)
     writer.write(records)
     return writer.prepare_commit()

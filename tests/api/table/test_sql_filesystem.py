@@ -10,6 +10,9 @@ from api.datastream import StreamExecutionEnvironment
 from tests.api.table.oracle import run_job
 
 JOB = os.path.join(os.path.dirname(__file__), "sql_filesystem_job.py")
+PARTITIONED_JOB = os.path.join(os.path.dirname(__file__), "sql_partitioned_job.py")
+PARTITIONED_OUTPUT = os.path.join(os.path.dirname(__file__),
+                                  "sql_partitioned_pyflink_2_3_0.txt")
 
 PYFLINK_2_3_0_OUTPUT = r"""csv_in <Row(1, 'alice', 1.5, True, Decimal('12.30'), datetime.date(2024, 1, 2), datetime.datetime(2024, 1, 2, 10, 11, 12, 345000))>
 csv_in <Row(2, 'bob, jr', 2.0, False, Decimal('0.05'), datetime.date(2024, 2, 3), datetime.datetime(2024, 2, 3, 0, 0))>
@@ -38,6 +41,54 @@ missing path: True
 
 def test_filesystem_tables_read_and_write_what_pyflink_does(spark, capsys, monkeypatch):
     assert run_job(JOB, capsys, monkeypatch) == PYFLINK_2_3_0_OUTPUT
+
+
+def test_partitioned_tables_write_and_read_directories_as_pyflink_does(spark, capsys,
+                                                                      monkeypatch):
+    with open(PARTITIONED_OUTPUT) as f:
+        expected = f.read()
+    assert run_job(PARTITIONED_JOB, capsys, monkeypatch) == expected
+
+
+def test_partitioned_parquet_table_reads_null_partitions_and_escaped_names(spark, tmp_path):
+    # Flink's documents: a NULL or empty partition value is written, and read back, as the
+    # default partition name (PyFlink 2.3.0 fails reading one back: "Path should not be
+    # null or empty")
+    t_env = _t_env()
+    t_env.execute_sql(f"CREATE TABLE pq (id BIGINT, tag STRING, ok BOOLEAN, d DATE) "
+                      f"PARTITIONED BY (tag, ok) WITH ('connector' = 'filesystem', "
+                      f"'path' = '{tmp_path}/pq', 'format' = 'parquet')")
+    rows = [(1, 'a/b=c', True, '2024-01-02'), (2, None, False, None), (3, '', None, None),
+            (4, 'a/b=c', True, '2024-01-03')]
+    t_env.execute_sql("INSERT INTO pq VALUES " + ", ".join(
+        f"({i}, {'NULL' if t is None else repr(t)}, {'NULL' if ok is None else ok}, "
+        f"{'NULL' if d is None else 'DATE ' + repr(d)})" for i, t, ok, d in rows)).wait()
+    directories = sorted(os.path.relpath(root, tmp_path / "pq")
+                         for root, _, files in os.walk(tmp_path / "pq") if files)
+    assert directories == ["tag=__DEFAULT_PARTITION__/ok=__DEFAULT_PARTITION__",
+                           "tag=__DEFAULT_PARTITION__/ok=false", "tag=a%2Fb%3Dc/ok=true"]
+    with t_env.execute_sql("SELECT * FROM pq").collect() as result:
+        back = sorted(tuple(r) for r in result)
+    import datetime
+    assert back == [(1, 'a/b=c', True, datetime.date(2024, 1, 2)), (2, None, False, None),
+                    (3, None, None, None), (4, 'a/b=c', True, datetime.date(2024, 1, 3))]
+
+
+def test_partition_keys_fail_when_the_table_is_created(spark, tmp_path):
+    t_env = _t_env()
+    with pytest.raises(ValueError, match=r"Partition column 'b' not defined in the table "
+                                         r"schema. Available columns: \[a\]"):
+        t_env.execute_sql(f"CREATE TABLE t (a INT) PARTITIONED BY (b) WITH ("
+                          f"'connector' = 'filesystem', 'path' = '{tmp_path}', "
+                          "'format' = 'csv')")
+    with pytest.raises(NotImplementedError, match="partition column 'ts' is TIMESTAMP"):
+        t_env.execute_sql(f"CREATE TABLE t (a INT, ts TIMESTAMP(3)) PARTITIONED BY (ts) "
+                          f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', "
+                          "'format' = 'csv')")
+    with pytest.raises(NotImplementedError, match="PARTITIONED BY is not available for the "
+                                                  "'print' connector"):
+        t_env.execute_sql("CREATE TABLE t (a INT) PARTITIONED BY (a) WITH "
+                          "('connector' = 'print')")
 
 
 def _t_env():
