@@ -367,7 +367,7 @@ class FileSink(Sink, SupportsPreprocessing):
             if not isinstance(rolling_policy, OnCheckpointRollingPolicy):
                 raise ValueError('rolling_policy must be OnCheckpointRollingPolicy for bulk '
                                  'format')
-            return self
+            return super().with_rolling_policy(rolling_policy)
 
 
 class StreamingFileSink(LegacyConnectorFunction):

@@ -7,7 +7,12 @@ with Flink's ``csv.*`` / ``json.*`` options) or 'parquet'.
 A table ``PARTITIONED BY (k1, k2)`` keeps its rows in Hive-style directories
 ``path/k1=v1/k2=v2/`` (Flink's escaping of names and values; a NULL or empty value is
 'partition.default-name'), its partition columns in the directory names, not in the
-files."""
+files.
+
+Part files roll at the end of every micro-batch (Flink's checkpoints) and once larger than
+'sink.rolling-policy.file-size' (128MB); 'sink.rolling-policy.rollover-interval',
+'inactivity-interval' (30 min) and 'check-interval' (1 min) are checked, but a batch's
+files are closed when it commits, long before such intervals pass."""
 import datetime
 import os
 from decimal import Decimal
@@ -18,7 +23,7 @@ from api.common.typeinfo import TypeInformation, Types
 from api.common.types import Row
 from api.common.watermark_strategy import WatermarkStrategy
 from api.datastream.connectors.file_system import (BucketAssigner, FileSink, FileSource,
-                                                   StreamFormat)
+                                                   OnCheckpointRollingPolicy, StreamFormat)
 from api.datastream.data_stream import DataStream
 from api.datastream.formats import parquet  # (the module: parquet imports api.table.types)
 from api.datastream.functions import FlatMapFunction
@@ -27,19 +32,25 @@ from engine.io.files.source import FileFormat, ParquetFileFormat, WithPathFormat
 from ..ddl import TableDefinition
 from ..types import DataType, DataTypes
 from .formats import RowFormat, format_option_keys
-from .options import SqlConnector, check_options, flag, row_type
+from .options import SqlConnector, check_options, duration, flag, memory_size, row_type
 
 __all__ = ['FILESYSTEM']
 
 _FORMATS = ('csv', 'json', 'parquet')
+_ROLLING = {'sink.rolling-policy.file-size': '128MB',
+            'sink.rolling-policy.rollover-interval': '30 min',
+            'sink.rolling-policy.inactivity-interval': '30 min',
+            'sink.rolling-policy.check-interval': '1 min'}
 
 
 def _check(definition: TableDefinition) -> None:
     options = definition.options
     format_name = options.get('format')
     check_options('filesystem', options, ['path', 'format', 'sink.parallelism',
-                                          'parquet.utc-timezone', 'partition.default-name'] +
+                                          'parquet.utc-timezone', 'partition.default-name',
+                                          *_ROLLING] +
                   format_option_keys(format_name or ''), required=['path', 'format'])
+    _TableRollingPolicy(options)
     if format_name not in _FORMATS:
         raise ValueError(f"Could not find any format factory for identifier '{format_name}': "
                          f"the formats of the filesystem connector here are "
@@ -90,14 +101,27 @@ def filesystem_sink(definition: TableDefinition,
     assigner = BucketAssigner.base_path_bucket_assigner()
     if partitions.keys:
         writers, assigner = _DataColumns(writers, partitions), _PartitionBuckets(partitions)
-    sink = FileSink.for_bulk_format(options['path'], writers) \
-        .with_bucket_assigner(assigner).build()
+    sink = FileSink.for_bulk_format(options['path'], writers).with_bucket_assigner(assigner) \
+        .with_rolling_policy(_TableRollingPolicy(options)).build()
     parallelism = int(options.get('sink.parallelism', parallelism or 0)) or None
 
     def write(stream: DataStream):
         written = stream.sink_to(sink)
         return written if parallelism is None else written.set_parallelism(parallelism)
     return write
+
+
+class _TableRollingPolicy(OnCheckpointRollingPolicy):
+    """Flink's TableRollingPolicy: rolls at checkpoints (every micro-batch) and once a part
+    file is larger than 'sink.rolling-policy.file-size'; the time options are checked."""
+
+    def __init__(self, options):
+        super().__init__()
+        self._part_size = memory_size(options, 'sink.rolling-policy.file-size',
+                                      _ROLLING['sink.rolling-policy.file-size'])
+        for key, default in _ROLLING.items():
+            if key != 'sink.rolling-policy.file-size':
+                duration(options, key, default)
 
 
 # Flink's (Hive's) characters escaped as %XX in partition directory names

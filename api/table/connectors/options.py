@@ -1,13 +1,15 @@
 """What the SQL connectors share: :class:`SqlConnector`, a connector's checks and what
 reads and writes its tables, and the checks of ``WITH`` options in Flink's words."""
+import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Optional
 
 from api.common.typeinfo import RowTypeInfo, Types
+from api.datastream.checkpoint_config import _millis
 from ..ddl import TableDefinition
 from ..types import type_info_of
 
-__all__ = ['SqlConnector', 'check_options', 'flag', 'row_type']
+__all__ = ['SqlConnector', 'check_options', 'duration', 'flag', 'memory_size', 'row_type']
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,35 @@ def flag(options: Dict[str, str], key: str, default: bool = False) -> bool:
         raise ValueError(f"Could not parse value '{options[key]}' for key '{key}': a boolean "
                          "option is 'true' or 'false'")
     return value == 'true'
+
+
+def duration(options: Dict[str, str], key: str, default: str) -> int:
+    """A duration option in ms, in Flink's syntax ('30 min', '10 s', '500 ms'; a number
+    alone is ms)."""
+    try:
+        return _millis(options, key, _millis({key: default}, key, 0))
+    except ValueError:
+        raise ValueError(f"Could not parse value '{options[key]}' for key '{key}': a "
+                         "duration is e.g. '500 ms', '10 s' or '30 min'") from None
+
+
+_MEMORY = re.compile(r'^\s*(\d+)\s*([a-z]*)\s*$')
+_MEMORY_UNITS = {**dict.fromkeys(('', 'b', 'bytes'), 1),
+                 **dict.fromkeys(('k', 'kb', 'kibibytes'), 1 << 10),
+                 **dict.fromkeys(('m', 'mb', 'mebibytes'), 1 << 20),
+                 **dict.fromkeys(('g', 'gb', 'gibibytes'), 1 << 30),
+                 **dict.fromkeys(('t', 'tb', 'tebibytes'), 1 << 40)}
+
+
+def memory_size(options: Dict[str, str], key: str, default: str) -> int:
+    """A memory size option in bytes, in Flink's syntax ('128MB', '64 kb'; a number alone is
+    bytes)."""
+    value = options.get(key, default)
+    match = _MEMORY.match(value.lower())
+    if match is None or match.group(2) not in _MEMORY_UNITS:
+        raise ValueError(f"Could not parse value '{value}' for key '{key}': a memory size is "
+                         "e.g. '128MB', '64 kb' or '1024' (bytes)")
+    return int(match.group(1)) * _MEMORY_UNITS[match.group(2)]
 
 
 def row_type(definition: TableDefinition) -> RowTypeInfo:

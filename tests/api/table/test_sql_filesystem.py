@@ -13,6 +13,8 @@ JOB = os.path.join(os.path.dirname(__file__), "sql_filesystem_job.py")
 PARTITIONED_JOB = os.path.join(os.path.dirname(__file__), "sql_partitioned_job.py")
 PARTITIONED_OUTPUT = os.path.join(os.path.dirname(__file__),
                                   "sql_partitioned_pyflink_2_3_0.txt")
+ROLLING_JOB = os.path.join(os.path.dirname(__file__), "sql_rolling_job.py")
+ROLLING_OUTPUT = os.path.join(os.path.dirname(__file__), "sql_rolling_pyflink_2_3_0.txt")
 
 PYFLINK_2_3_0_OUTPUT = r"""csv_in <Row(1, 'alice', 1.5, True, Decimal('12.30'), datetime.date(2024, 1, 2), datetime.datetime(2024, 1, 2, 10, 11, 12, 345000))>
 csv_in <Row(2, 'bob, jr', 2.0, False, Decimal('0.05'), datetime.date(2024, 2, 3), datetime.datetime(2024, 2, 3, 0, 0))>
@@ -48,6 +50,23 @@ def test_partitioned_tables_write_and_read_directories_as_pyflink_does(spark, ca
     with open(PARTITIONED_OUTPUT) as f:
         expected = f.read()
     assert run_job(PARTITIONED_JOB, capsys, monkeypatch) == expected
+
+
+def test_part_files_roll_by_file_size_as_pyflink_does(spark, capsys, monkeypatch):
+    with open(ROLLING_OUTPUT) as f:
+        expected = f.read()
+    assert run_job(ROLLING_JOB, capsys, monkeypatch) == expected
+
+
+def test_parquet_part_files_roll_by_file_size(spark, tmp_path):
+    t_env = _t_env()
+    t_env.execute_sql(f"CREATE TABLE pq (id BIGINT, name STRING) WITH ('connector' = "
+                      f"'filesystem', 'path' = '{tmp_path}/pq', 'format' = 'parquet', "
+                      "'sink.parallelism' = '1', 'sink.rolling-policy.file-size' = '1 b')")
+    t_env.execute_sql("INSERT INTO pq VALUES (1, 'a'), (2, 'b'), (3, 'c')").wait()
+    assert len(os.listdir(tmp_path / "pq")) == 3  # a file larger than 1 byte rolls
+    with t_env.execute_sql("SELECT * FROM pq").collect() as result:
+        assert sorted(tuple(r) for r in result) == [(1, 'a'), (2, 'b'), (3, 'c')]
 
 
 def test_partitioned_parquet_table_reads_null_partitions_and_escaped_names(spark, tmp_path):
