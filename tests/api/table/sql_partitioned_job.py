@@ -22,7 +22,8 @@ with open(base + '/in/a.csv', 'w') as f:
             '2,bob,2024-01-02,11\n'
             '3,carol,2024-01-03,10\n'
             '4,dave,,10\n'
-            '5,eve,2024-01-02,\n')
+            '5,eve,2024-01-02,\n'
+            "6,frank,a/b=c{}[]^ %\u00e9#?*:'\\\\x,12\n")
 os.makedirs(base + '/given/dt=2024-05-06/hr=7')
 os.makedirs(base + '/given/dt=2024-05-07/hr=8')
 with open(base + '/given/dt=2024-05-06/hr=7/x.csv', 'w') as f:
