@@ -78,10 +78,11 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> str:
 
 def produce(bootstrap: str, topic: str, values: Iterable, partition: Optional[int] = None,
             timestamps: Optional[Sequence[int]] = None, keys: Optional[Sequence] = None,
-            one_batch_each: bool = False) -> None:
+            one_batch_each: bool = False, headers: Optional[Sequence] = None) -> None:
     """Produces ``values`` (str or bytes) to ``topic`` (to ``partition`` if given), each
     record a batch of its own (see above), and waits until they are acknowledged;
-    ``one_batch_each`` sends each record in its own request."""
+    ``one_batch_each`` sends each record in its own request; ``headers``: a list of
+    (key, value) pairs for each record."""
     from confluent_kafka import Producer
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1,
                          "batch.num.messages": 1, "logger": CLIENT_LOG})
@@ -93,6 +94,8 @@ def produce(bootstrap: str, topic: str, values: Iterable, partition: Optional[in
             kwargs["timestamp"] = timestamps[i]
         if keys is not None:
             kwargs["key"] = keys[i]
+        if headers is not None:
+            kwargs["headers"] = headers[i]
         producer.produce(topic, value=value.encode() if isinstance(value, str) else value,
                          **kwargs)
         if one_batch_each:

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from .schema import PhysicalColumn, Schema
+from .schema import MetadataColumn, PhysicalColumn, Schema
 from .sql_types import parse_data_type, unquoted
 
 __all__ = ['TableDefinition', 'parse_create_table']
@@ -29,6 +29,18 @@ class TableDefinition:
         """(name, DataType) of the columns a connector reads or writes."""
         return [(c.name, c.data_type) for c in self.schema._columns
                 if isinstance(c, PhysicalColumn)]
+
+    def metadata_columns(self) -> List[MetadataColumn]:
+        """The columns of ``METADATA [FROM 'key'] [VIRTUAL]``."""
+        return [c for c in self.schema._columns if isinstance(c, MetadataColumn)]
+
+    def source_schema(self) -> Schema:
+        """The Schema of the rows of the table's source, whose metadata columns hold their
+        values as the physical ones do (in the order the columns are declared)."""
+        schema = self.schema
+        return Schema([PhysicalColumn(c.name, c.data_type, c.type_text)
+                       if isinstance(c, MetadataColumn) else c for c in schema._columns],
+                      list(schema._watermark_specs), schema._primary_key)
 
 
 def parse_create_table(stmt: str) -> TableDefinition:

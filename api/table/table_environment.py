@@ -302,7 +302,7 @@ class TableEnvironment:
             except ValueError as e:  # (e.g. a sink's options): fails when read, as in Flink
                 self._views[name] = _unreadable(self, definition, str(e))
                 return _OK
-            self._views[name] = table_of_stream(self, stream, (definition.schema,))
+            self._views[name] = table_of_stream(self, stream, (definition.source_schema(),))
             if connector.changelog is not None:  # upserts and deletes: a changelog
                 self._views[name]._changelog = connector.changelog(stream, definition)
                 self._views[name]._updating = True
@@ -326,8 +326,8 @@ class TableEnvironment:
                 raise ValueError(f"INSERT OVERWRITE: the table '{name}' of connector "
                                  f"'{definition.options['connector']}' cannot be overwritten")
             connector = connector_of(definition)
-            writes.append((name, insert_stream(self, table, definition, connector),
-                           connector.sink(definition, self._config._parallelism())))
+            write = connector.sink(definition, self._config._parallelism())  # checks first
+            writes.append((name, insert_stream(self, table, definition, connector), write))
         env = self._stream_env()
 
         def define():

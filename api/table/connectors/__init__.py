@@ -32,5 +32,13 @@ def connector_of(definition: TableDefinition) -> SqlConnector:
     if definition.partition_keys and not connector.partitioned:
         raise NotImplementedError(f"CREATE TABLE: PARTITIONED BY is not available for the "
                                   f"'{name}' connector here (only for 'filesystem')")
+    for column in definition.metadata_columns():
+        key = column.metadata_key or column.name
+        if key not in connector.metadata:
+            raise ValueError(
+                f"Invalid metadata key '{key}' in column '{column.name}' of table "
+                f"'default_catalog.default_database.{definition.name}'. The '{name}' connector "
+                f"supports the following metadata keys for reading: "
+                f"{', '.join(connector.metadata) or '(none)'}")
     connector.check(definition)
     return connector

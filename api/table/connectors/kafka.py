@@ -3,11 +3,18 @@ Flink's options: 'topic', 'properties.*' (bootstrap servers, group id, any clien
 property), 'format' (or 'value.format') and 'key.format' / 'key.fields' /
 'value.fields-include', 'scan.startup.mode' and 'scan.bounded.mode' (with their
 offsets or timestamps), 'sink.delivery-guarantee' and 'sink.transactional-id-prefix'.
+A ``kafka`` table reads every topic matching 'topic-pattern' (new ones found every
+'scan.topic-partition-discovery.interval') and its records' metadata into its metadata
+columns (``ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'``, ``partition INT METADATA
+VIRTUAL``, ...: Flink's keys ``topic``, ``partition``, ``offset``, ``timestamp``,
+``timestamp-type``, ``headers``, ``leader-epoch``).
 
 An ``upsert-kafka`` table's primary key is each message's key: its sink writes an insert or
 an update (``+I``, ``+U``) as the row's value, a delete (``-D``) as a tombstone (no value)
 and drops ``-U`` rows; its source reads messages as upserts and deletes of their keys."""
 import copy
+import datetime
+import re
 from typing import Callable, Dict, List, Optional, Tuple
 
 from api.common.serialization import DeserializationSchema, SerializationSchema
@@ -21,10 +28,12 @@ from api.datastream.connectors.kafka import (KafkaOffsetResetStrategy, KafkaOffs
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import KeyedProcessFunction
 from api.datastream.state import ValueStateDescriptor
+from engine.io.kafka.source import KafkaRecord
 from ..changelog import Calc
 from ..ddl import TableDefinition
+from ..types import type_info_of
 from .formats import RowFormat, format_option_keys
-from .options import SqlConnector, check_options, row_type
+from .options import SqlConnector, check_options, duration, row_type
 
 __all__ = ['KAFKA', 'UPSERT_KAFKA']
 
@@ -84,12 +93,14 @@ def _checked(definition: TableDefinition, upsert: bool) -> _Layout:
     formats = [('format', ''), ('value.format', 'value.'), ('key.format', 'key.')]
     check_options('upsert-kafka' if upsert else 'kafka', options,
                   ['topic', 'properties.*', 'key.fields', 'value.fields-include'] +
-                  [k for k, _ in formats] + list(_SINK) +
+                  ([] if upsert else list(_PATTERN)) + [k for k, _ in formats] + list(_SINK) +
                   [k for k in _SCAN if not upsert or k.startswith('scan.bounded')] +
                   [o for k, prefix in formats if k in options
                    for o in format_option_keys(options[k], prefix)],
-                  required=['topic', 'properties.bootstrap.servers'] +
+                  required=(['topic'] if upsert else []) + ['properties.bootstrap.servers'] +
                   (['key.format', 'value.format'] if upsert else []))
+    if not upsert:
+        _check_topics(definition)
     if 'format' not in options and 'value.format' not in options:
         raise ValueError("One or more required options are missing for 'kafka'. Missing "
                          "required options are: format")
@@ -100,8 +111,8 @@ def _checked(definition: TableDefinition, upsert: bool) -> _Layout:
     if guarantee == 'exactly-once' and 'sink.transactional-id-prefix' not in options:
         raise ValueError("sink.transactional-id-prefix must be specified when using "
                          "DeliveryGuarantee.EXACTLY_ONCE.")
-    _offsets(options, 'startup', options['topic'])
-    _offsets(options, 'bounded', options['topic'])
+    _offsets(options, 'startup', options.get('topic'))
+    _offsets(options, 'bounded', options.get('topic'))
     return _Layout(definition, upsert)
 
 
@@ -113,13 +124,16 @@ def kafka_source(env, definition: TableDefinition, parallelism: Optional[int],
     it."""
     options = definition.options
     layout = _checked(definition, upsert)
-    builder = KafkaSource.builder().set_topics(*options['topic'].split(';')) \
-        .set_value_only_deserializer(_RecordRows(layout, row_type(definition))) \
+    rows = _RecordRows(layout, row_type(definition))
+    if definition.metadata_columns():
+        rows = _MetadataRows(layout, definition)
+    builder = _subscribed(KafkaSource.builder(), options) \
+        .set_value_only_deserializer(rows) \
         .set_properties({k[len('properties.'):]: v for k, v in options.items()
                          if k.startswith('properties.')}) \
         .set_starting_offsets(KafkaOffsetsInitializer.earliest() if upsert else
-                              _offsets(options, 'startup', options['topic']))
-    stopping = _offsets(options, 'bounded', options['topic'])
+                              _offsets(options, 'startup', options.get('topic')))
+    stopping = _offsets(options, 'bounded', options.get('topic'))
     if stopping is not None:
         builder.set_bounded(stopping)
     stream = env.from_source(builder.build(), WatermarkStrategy.no_watermarks(),
@@ -133,6 +147,7 @@ def kafka_sink(definition: TableDefinition,
     primary key, deletes as tombstones)."""
     options = definition.options
     layout = _checked(definition, definition.options['connector'] == 'upsert-kafka')
+    _check_sink_topic(definition)
     records = KafkaRecordSerializationSchema.builder().set_topic(options['topic']) \
         .set_value_serialization_schema(_Projected(layout.value_format, layout.value,
                                                    layout.upsert))
@@ -343,8 +358,110 @@ def _of_kind(row, kind: RowKind) -> Row:
     return copy
 
 
+# --- topic patterns and metadata columns (kafka) --------------------------------------------
+_PATTERN = ('topic-pattern', 'scan.topic-partition-discovery.interval')
+# Flink's metadata keys of a Kafka record (read), and the types of their columns here
+_METADATA = {'topic': ('STRING', 'VARCHAR', 'CHAR'), 'partition': ('INT', 'BIGINT'),
+             'headers': ('MAP',), 'leader-epoch': ('INT', 'BIGINT'), 'offset': ('BIGINT',),
+             'timestamp': ('TIMESTAMP_LTZ', 'TIMESTAMP'),
+             'timestamp-type': ('STRING', 'VARCHAR', 'CHAR')}
+_METADATA_TYPES = {'topic': 'STRING NOT NULL', 'partition': 'INT NOT NULL',
+                   'headers': 'MAP<STRING, BYTES> NOT NULL', 'leader-epoch': 'INT NULL',
+                   'offset': 'BIGINT NOT NULL', 'timestamp': 'TIMESTAMP_LTZ(3) NOT NULL',
+                   'timestamp-type': 'STRING NOT NULL'}
+
+
+def _check_topics(definition: TableDefinition) -> None:
+    """'topic' or 'topic-pattern' (a Java regular expression of whole topic names), its
+    discovery interval, and the types of the metadata columns."""
+    options = definition.options
+    if ('topic' in options) == ('topic-pattern' in options):
+        raise ValueError("Option 'topic' and 'topic-pattern' shouldn't be set together."
+                         if 'topic' in options else
+                         "Either 'topic' or 'topic-pattern' must be set.")
+    if 'topic-pattern' in options:
+        try:
+            re.compile(options['topic-pattern'])
+        except re.error as e:
+            raise ValueError(f"Invalid 'topic-pattern' {options['topic-pattern']!r}: {e}") \
+                from None
+        if options.get('scan.startup.mode') == 'specific-offsets' or \
+                options.get('scan.bounded.mode') == 'specific-offsets':
+            raise ValueError("Currently Kafka source only supports specific offset for "
+                             "single topic.")
+    duration(options, 'scan.topic-partition-discovery.interval', '5 min')
+    for column in definition.metadata_columns():
+        key = column.metadata_key or column.name
+        if column.data_type._root not in _METADATA[key]:
+            raise ValueError(f"Invalid data type for the metadata column '{column.name}': "
+                             f"Kafka's '{key}' is {_METADATA_TYPES[key]}, not "
+                             f"{column.data_type}")
+
+
+def _subscribed(builder, options: Dict[str, str]):
+    """``builder`` subscribed to the table's 'topic' (``a;b``: several) or 'topic-pattern',
+    discovering new topics and partitions every 'scan.topic-partition-discovery.interval'
+    (0: never)."""
+    builder.set_property('partition.discovery.interval.ms', str(duration(
+        options, 'scan.topic-partition-discovery.interval', '5 min')))
+    if 'topic-pattern' in options:
+        return builder.set_topic_pattern(options['topic-pattern'])
+    return builder.set_topics(*options['topic'].split(';'))
+
+
+def _check_sink_topic(definition: TableDefinition) -> None:
+    """A sink writes one 'topic', and no metadata here (when the insert is planned)."""
+    if 'topic' not in definition.options:
+        raise ValueError("Flink Kafka sink currently only supports single topic, but got "
+                         "topic-pattern")
+    written = [c for c in definition.metadata_columns() if not c.is_virtual]
+    if written:
+        raise NotImplementedError(
+            f"Writing Kafka metadata (the column '{written[0].name}' METADATA FROM "
+            f"'{written[0].metadata_key or written[0].name}') is not available here: declare "
+            "the table's metadata columns VIRTUAL, or insert into a table without them")
+
+
+class _MetadataRows(_RecordRows):
+    """The table row of a Kafka record: the columns of its key and value and its metadata
+    columns, in the order they are declared."""
+
+    def __init__(self, layout: _Layout, definition: TableDefinition):
+        super().__init__(layout, row_type(definition))
+        physical = [n for n, _ in definition.physical_columns()]
+        metadata = {c.name: c.metadata_key or c.name for c in definition.metadata_columns()}
+        read = [c for c in definition.schema._columns if c.name in physical or c.name in metadata]
+        self.picks = [(True, physical.index(c.name)) if c.name in physical else
+                      (False, metadata[c.name]) for c in read]
+        self.columns = Types.ROW_NAMED([c.name for c in read],
+                                       [type_info_of(c.data_type) for c in read])
+
+    def _produced_type(self):
+        return self.columns
+
+    def _deserialize_kafka_record(self, record: KafkaRecord):
+        row = self._deserialize_record(record.key, record.value)
+        if row is None:
+            return None
+        values = Row(*[row[pick] if physical else _metadata_value(record, pick)
+                       for physical, pick in self.picks])
+        values.set_field_names(self.columns.get_field_names())
+        return values
+
+
+def _metadata_value(record: KafkaRecord, key: str):
+    """The value of a metadata column of ``key``."""
+    if key == 'timestamp':
+        ms = record.timestamp
+        return datetime.datetime.fromtimestamp(ms // 1000).replace(microsecond=ms % 1000 * 1000)
+    if key == 'headers':
+        return dict(record.headers)
+    return {'topic': record.topic, 'partition': record.partition, 'offset': record.offset,
+            'timestamp-type': record.timestamp_type, 'leader-epoch': record.leader_epoch}[key]
+
+
 KAFKA = SqlConnector(lambda d: _checked(d, False) and None, source=kafka_source,
-                     sink=kafka_sink)
+                     sink=kafka_sink, metadata=tuple(_METADATA))
 UPSERT_KAFKA = SqlConnector(lambda d: _checked(d, True) and None,
                             source=lambda env, d, p: kafka_source(env, d, p, upsert=True),
                             sink=kafka_sink, upserts=True, changelog=UpsertChangelog)

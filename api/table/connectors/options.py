@@ -2,7 +2,7 @@
 reads and writes its tables, and the checks of ``WITH`` options in Flink's words."""
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, Optional
+from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from api.common.typeinfo import RowTypeInfo, Types
 from api.datastream.checkpoint_config import _millis
@@ -23,7 +23,8 @@ class SqlConnector:
     (if given) does not fail for the table; ``changelog(stream, definition)``: its
     source's stream is one of upserts and deletes, and this the table's changelog (with
     ``node()`` and ``changelog_stream(row_type, uid)``); ``partitioned``: its tables may be
-    ``PARTITIONED BY``."""
+    ``PARTITIONED BY``; ``metadata``: the metadata keys its source reads (its rows then
+    hold the values of the table's metadata columns where they are declared)."""
     check: Callable[[TableDefinition], None]
     source: Optional[Callable] = None
     sink: Optional[Callable] = None
@@ -31,6 +32,7 @@ class SqlConnector:
     check_updates: Optional[Callable[[TableDefinition], None]] = None
     changelog: Optional[Callable] = None
     partitioned: bool = False
+    metadata: Tuple[str, ...] = ()
 
 
 def check_options(connector: str, options: Dict[str, str], supported: Iterable[str],

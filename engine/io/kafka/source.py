@@ -34,6 +34,33 @@ class Offsets(NamedTuple):
     reset: str = "earliest"
 
 
+class KafkaRecord(NamedTuple):
+    """A consumed record with its metadata, for a deserializer of whole records
+    (``_deserialize_kafka_record``): ``timestamp`` in ms, ``timestamp_type`` Kafka's
+    ``CreateTime`` or ``LogAppendTime``, ``headers`` (key, value) pairs in order."""
+    key: Optional[bytes]
+    value: Optional[bytes]
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: str
+    headers: List[Tuple[str, Optional[bytes]]]
+    leader_epoch: Optional[int]
+
+
+_TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}  # confluent-kafka's codes
+
+
+def kafka_record(message) -> KafkaRecord:
+    """The :class:`KafkaRecord` of a confluent-kafka message."""
+    timestamp_type, timestamp = message.timestamp()
+    return KafkaRecord(message.key(), message.value(), message.topic(), message.partition(),
+                       message.offset(), timestamp,
+                       _TIMESTAMP_TYPES.get(timestamp_type, "NoTimestampType"),
+                       list(message.headers() or []), message.leader_epoch())
+
+
 def split_id(topic: str, partition: int) -> str:
     """The split of a topic partition: ``"topic:partition"``."""
     return f"{topic}:{partition}"
@@ -238,16 +265,19 @@ class KafkaPartitionSource(Source):
 
     def read(self, descriptor) -> Tuple[List[Tuple[int, Any]], int]:
         topic, partition, start, end = descriptor
-        # a deserializer of whole records reads keys and tombstones (a None value) too
+        # a deserializer of whole records reads keys and tombstones (a None value) too,
+        # one of records with their metadata the KafkaRecord
+        with_metadata = getattr(self.deserializer, '_deserialize_kafka_record', None)
         whole = getattr(self.deserializer, '_deserialize_record', None)
         deserialize = self.deserializer._deserialize
         records, skipped = [], 0
         for message in consume(self.config, topic, partition, start, end):
             data = message.value()
-            if data is None and whole is None:
+            if data is None and whole is None and with_metadata is None:
                 continue  # a tombstone: no value to read
             try:
-                value = deserialize(data) if whole is None else whole(message.key(), data)
+                value = with_metadata(kafka_record(message)) if with_metadata else \
+                    deserialize(data) if whole is None else whole(message.key(), data)
             except Exception as e:
                 raise RecordReadError(split_id(topic, partition), message.offset(), data,
                                       e) from e

@@ -2,6 +2,7 @@
 see benchmarks/kafka_broker.py: it shows aborted transactions to read_committed readers,
 and its high watermark lags inside a record batch, so records read with
 'scan.bounded.mode' = 'latest-offset' are produced one batch each here)."""
+import datetime
 import json
 
 import pytest
@@ -87,7 +88,7 @@ def test_upsert_kafka_writes_a_changelog_as_upserts_and_tombstones(spark, kafka_
 
 def test_kafka_options_fail_when_the_table_is_created(spark):
     t_env = streaming_t_env()
-    with pytest.raises(ValueError, match="Missing required options are: topic"):
+    with pytest.raises(ValueError, match="Either 'topic' or 'topic-pattern' must be set"):
         t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', "
                           "'properties.bootstrap.servers' = 'x:1', 'format' = 'raw')")
     with pytest.raises(ValueError, match="Unsupported options: scan.nope"):
@@ -102,3 +103,98 @@ def test_kafka_options_fail_when_the_table_is_created(spark):
         t_env.execute_sql("CREATE TABLE t (a STRING) WITH ('connector' = 'upsert-kafka', "
                           "'topic' = 't', 'properties.bootstrap.servers' = 'x:1', "
                           "'key.format' = 'raw', 'value.format' = 'raw')")
+
+
+def _pattern_with(bootstrap, pattern, *options):
+    return ("WITH ('connector' = 'kafka', 'topic-pattern' = '%s', "
+            "'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'g', "
+            "'scan.startup.mode' = 'earliest-offset', 'format' = 'raw'%s)"
+            % (pattern, bootstrap, ''.join(", '%s' = '%s'" % o for o in options)))
+
+
+def test_a_topic_pattern_reads_every_matching_topic_with_its_metadata(spark, kafka_broker):
+    # Flink's documented behaviour (PyFlink 2.3.0 here has no Kafka connector to compare)
+    bootstrap = kafka_broker.bootstrap
+    prefix = unique_topic('pattern')
+    for suffix, partitions in (('a', 2), ('b', 1), ('other', 1)):
+        create_topic(bootstrap, f'{prefix}-{suffix}', partitions)
+    produce(bootstrap, f'{prefix}-a', ['a0', 'a1'], partition=1,
+            timestamps=[1700000000123, 1700000000456],
+            headers=[[('h', b'1'), ('k', b'x')], []])
+    produce(bootstrap, f'{prefix}-b', ['b0'], timestamps=[1700000001000])
+    produce(bootstrap, f'{prefix}-other', ['no'])
+    t_env = streaming_t_env()
+    t_env.execute_sql(
+        "CREATE TABLE t (`topic` STRING METADATA VIRTUAL, word STRING, "
+        "`partition` INT METADATA VIRTUAL, `offset` BIGINT METADATA VIRTUAL, "
+        "ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', "
+        "kind STRING METADATA FROM 'timestamp-type' VIRTUAL, "
+        "headers MAP<STRING, BYTES> METADATA) "
+        + _pattern_with(bootstrap, f'{prefix}-(a|b)', ('scan.bounded.mode', 'latest-offset')))
+    with t_env.execute_sql("SELECT * FROM t").collect() as rows:
+        got = sorted(tuple(r) for r in rows)
+    stamp = datetime.datetime.fromtimestamp
+    assert got == [
+        (f'{prefix}-a', 'a0', 1, 0, stamp(1700000000.123), 'CreateTime',
+         {'h': b'1', 'k': b'x'}),
+        (f'{prefix}-a', 'a1', 1, 1, stamp(1700000000.456), 'CreateTime', {}),
+        (f'{prefix}-b', 'b0', 0, 0, stamp(1700000001), 'CreateTime', {})]
+    # a metadata column is a column of queries like any other
+    with t_env.execute_sql("SELECT word, `offset` + 1 FROM t WHERE `partition` = 1 "
+                           "AND `topic` LIKE '%-a'").collect() as rows:
+        assert sorted(tuple(r) for r in rows) == [('a0', 1), ('a1', 2)]
+
+
+def test_a_topic_pattern_discovers_topics_created_while_the_job_runs(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    prefix = unique_topic('discover')
+    create_topic(bootstrap, f'{prefix}-1')
+    produce(bootstrap, f'{prefix}-1', ['first'])
+    t_env = streaming_t_env()
+    t_env.execute_sql("CREATE TABLE t (word STRING, `topic` STRING METADATA VIRTUAL) "
+                      + _pattern_with(bootstrap, f'{prefix}-[0-9]+',
+                                      ('scan.topic-partition-discovery.interval', '1 s')))
+    with t_env.execute_sql("SELECT word, `topic` FROM t").collect() as rows:
+        assert tuple(next(rows)) == ('first', f'{prefix}-1')
+        create_topic(bootstrap, f'{prefix}-2')
+        produce(bootstrap, f'{prefix}-2', ['second'])
+        assert tuple(next(rows)) == ('second', f'{prefix}-2')
+
+
+def test_topic_and_metadata_options_fail_when_the_table_is_created(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    t_env = streaming_t_env()
+    both = _with(bootstrap, 'x', ('format', 'raw'), ('topic-pattern', 'x.*'))
+    neither = both.replace("'topic' = 'x', ", '').replace(", 'topic-pattern' = 'x.*'", '')
+    for options, message in (
+            (both, "Option 'topic' and 'topic-pattern' shouldn't be set together"),
+            (neither, "Either 'topic' or 'topic-pattern' must be set"),
+            (_pattern_with(bootstrap, 'x(', ), "Invalid 'topic-pattern' 'x\\('"),
+            (_pattern_with(bootstrap, 'x', ('scan.topic-partition-discovery.interval', 'often')),
+             "'often' for key 'scan.topic-partition-discovery.interval'")):
+        with pytest.raises(ValueError, match=message):
+            t_env.execute_sql("CREATE TABLE t (w STRING) " + options)
+    with pytest.raises(ValueError, match=r"Invalid metadata key 'size' in column 'n' of table "
+                                         r"'default_catalog.default_database.t'. The 'kafka' "
+                                         r"connector supports .*: topic, partition"):
+        t_env.execute_sql("CREATE TABLE t (w STRING, n INT METADATA FROM 'size') "
+                          + _pattern_with(bootstrap, 'x'))
+    with pytest.raises(ValueError, match="metadata column 'o': Kafka's 'offset' is BIGINT"):
+        t_env.execute_sql("CREATE TABLE t (w STRING, o STRING METADATA FROM 'offset') "
+                          + _pattern_with(bootstrap, 'x'))
+    with pytest.raises(ValueError, match="Invalid metadata key 'offset' .* 'datagen' "
+                                         r"connector supports .*: \(none\)"):
+        t_env.execute_sql("CREATE TABLE t (w STRING, `offset` BIGINT METADATA) WITH "
+                          "('connector' = 'datagen')")
+
+
+def test_inserts_into_a_pattern_or_a_table_with_written_metadata_fail(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    t_env = streaming_t_env()
+    t_env.execute_sql("CREATE TABLE pattern (w STRING) " + _pattern_with(bootstrap, 'x.*'))
+    with pytest.raises(ValueError, match="only supports single topic, but got topic-pattern"):
+        t_env.execute_sql("INSERT INTO pattern VALUES ('a')")
+    t_env.execute_sql("CREATE TABLE stamped (w STRING, ts TIMESTAMP_LTZ(3) METADATA FROM "
+                      "'timestamp') " + _with(bootstrap, 'x', ('format', 'raw')))
+    with pytest.raises(NotImplementedError, match="the column 'ts' METADATA FROM 'timestamp'"):
+        t_env.execute_sql("INSERT INTO stamped VALUES ('a', TO_TIMESTAMP_LTZ(0, 3))")
