@@ -30,6 +30,13 @@ class TableDefinition:
         return [(c.name, c.data_type) for c in self.schema._columns
                 if isinstance(c, PhysicalColumn)]
 
+    def persisted_columns(self) -> List[tuple]:
+        """(name, DataType) of the columns an insert writes: the physical ones and the
+        metadata columns that are not VIRTUAL, in the order they are declared."""
+        return [(c.name, c.data_type) for c in self.schema._columns
+                if isinstance(c, PhysicalColumn) or
+                isinstance(c, MetadataColumn) and not c.is_virtual]
+
     def metadata_columns(self) -> List[MetadataColumn]:
         """The columns of ``METADATA [FROM 'key'] [VIRTUAL]``."""
         return [c for c in self.schema._columns if isinstance(c, MetadataColumn)]

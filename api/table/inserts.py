@@ -25,12 +25,12 @@ def insert_stream(t_env, table, definition: TableDefinition,
     ``definition`` (called while the insert's job is defined): Rows named by the sink's
     columns, of their row kinds."""
     name = definition.name
-    columns = definition.physical_columns()
+    columns = definition.persisted_columns()
     if len(columns) != len(table._columns):
         raise ValueError(
             f"Column types of query result and sink for '{name}' do not match: the query "
             f"has {len(table._columns)} columns, the sink {len(columns)}")
-    sink_type = row_type(definition)
+    sink_type = row_type(definition, persisted=True)
     same_types = all(t._root == s._root for (_, t), (_, s) in zip(table._columns, columns))
     rows = table._stream_rows
     if table._changelog is not None and (table._changelog.updating or rows is None):

@@ -28,6 +28,7 @@ from api.datastream.connectors.kafka import (KafkaOffsetResetStrategy, KafkaOffs
 from api.datastream.data_stream import DataStream
 from api.datastream.functions import KeyedProcessFunction
 from api.datastream.state import ValueStateDescriptor
+from engine.io.kafka.client import ProducerRecord
 from engine.io.kafka.source import KafkaRecord
 from ..changelog import Calc
 from ..ddl import TableDefinition
@@ -154,7 +155,10 @@ def kafka_sink(definition: TableDefinition,
     if layout.key_format:
         records.set_key_serialization_schema(_Projected(layout.key_format, layout.key))
     guarantee = options.get('sink.delivery-guarantee', 'at-least-once')
-    builder = KafkaSink.builder().set_record_serializer(records.build()) \
+    records = records.build()
+    if any(not c.is_virtual for c in definition.metadata_columns()):
+        records = _MetadataRecords(records, definition)
+    builder = KafkaSink.builder().set_record_serializer(records) \
         .set_delivery_guarantee(DeliveryGuarantee[guarantee.upper().replace('-', '_')])
     for key, value in options.items():
         if key.startswith('properties.'):
@@ -365,6 +369,7 @@ _METADATA = {'topic': ('STRING', 'VARCHAR', 'CHAR'), 'partition': ('INT', 'BIGIN
              'headers': ('MAP',), 'leader-epoch': ('INT', 'BIGINT'), 'offset': ('BIGINT',),
              'timestamp': ('TIMESTAMP_LTZ', 'TIMESTAMP'),
              'timestamp-type': ('STRING', 'VARCHAR', 'CHAR')}
+_WRITTEN = ('headers', 'timestamp')
 _METADATA_TYPES = {'topic': 'STRING NOT NULL', 'partition': 'INT NOT NULL',
                    'headers': 'MAP<STRING, BYTES> NOT NULL', 'leader-epoch': 'INT NULL',
                    'offset': 'BIGINT NOT NULL', 'timestamp': 'TIMESTAMP_LTZ(3) NOT NULL',
@@ -410,16 +415,42 @@ def _subscribed(builder, options: Dict[str, str]):
 
 
 def _check_sink_topic(definition: TableDefinition) -> None:
-    """A sink writes one 'topic', and no metadata here (when the insert is planned)."""
+    """A sink writes one 'topic', and of its metadata 'timestamp' and 'headers' (when the
+    insert is planned)."""
     if 'topic' not in definition.options:
         raise ValueError("Flink Kafka sink currently only supports single topic, but got "
                          "topic-pattern")
-    written = [c for c in definition.metadata_columns() if not c.is_virtual]
-    if written:
-        raise NotImplementedError(
-            f"Writing Kafka metadata (the column '{written[0].name}' METADATA FROM "
-            f"'{written[0].metadata_key or written[0].name}') is not available here: declare "
-            "the table's metadata columns VIRTUAL, or insert into a table without them")
+    for column in definition.metadata_columns():
+        key = column.metadata_key or column.name
+        if not column.is_virtual and key not in _WRITTEN:
+            raise ValueError(
+                f"Invalid metadata key '{key}' in column '{column.name}' of table "
+                f"'default_catalog.default_database.{definition.name}'. The 'kafka' connector "
+                f"supports the following metadata keys for writing: {', '.join(_WRITTEN)}")
+
+
+class _MetadataRecords(KafkaRecordSerializationSchema):
+    """The Kafka records of ``records`` of a table's rows (its persisted columns) whose
+    metadata columns give each record's timestamp and headers."""
+
+    def __init__(self, records: KafkaRecordSerializationSchema, definition: TableDefinition):
+        super().__init__(records._topic, records._topic_selector,
+                         records._key_serialization_schema, records._value_serialization_schema)
+        names = [n for n, _ in definition.persisted_columns()]
+        self.physical = [names.index(n) for n, _ in definition.physical_columns()]
+        written = {c.metadata_key or c.name: names.index(c.name)
+                   for c in definition.metadata_columns() if not c.is_virtual}
+        self.timestamp = written.get('timestamp')
+        self.headers = written.get('headers')
+
+    def _record(self, value) -> tuple:
+        """The fields of the value's ProducerRecord (data, as a sink stages them)."""
+        topic, key, data = super()._record(Row(*[value[i] for i in self.physical]))
+        timestamp = None if self.timestamp is None else value[self.timestamp]
+        headers = None if self.headers is None else value[self.headers]
+        return tuple(ProducerRecord(topic, key, data, None if timestamp is None else
+                                    round(timestamp.timestamp() * 1000),
+                                    None if headers is None else list(headers.items())))
 
 
 class _MetadataRows(_RecordRows):

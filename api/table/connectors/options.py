@@ -90,7 +90,8 @@ def memory_size(options: Dict[str, str], key: str, default: str) -> int:
     return int(match.group(1)) * _MEMORY_UNITS[match.group(2)]
 
 
-def row_type(definition: TableDefinition) -> RowTypeInfo:
-    """The type of a stream of the table's rows: Rows named by its physical columns."""
-    columns = definition.physical_columns()
+def row_type(definition: TableDefinition, persisted: bool = False) -> RowTypeInfo:
+    """The type of a stream of the table's rows: Rows named by its physical columns (or
+    ``persisted``: the columns an insert writes)."""
+    columns = definition.persisted_columns() if persisted else definition.physical_columns()
     return Types.ROW_NAMED([n for n, _ in columns], [type_info_of(t) for _, t in columns])

@@ -14,7 +14,7 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 log = logging.getLogger(__name__)
 
@@ -205,12 +205,24 @@ def consume(config: KafkaConfig, topic: str, partition: int, start: int,
             consumer.unassign()  # no fetching while the task does other work
 
 
-def produce(producer, topic, key, value, headers, on_delivery) -> None:
-    """``producer.produce(...)``, letting the client send while its queue is full."""
+class ProducerRecord(NamedTuple):
+    """What a KafkaSink's ``to_record`` gives for a record (a tuple of its first three
+    fields is one too): its topic, key and value bytes, timestamp (ms; None: the
+    producer's time) and headers ((key, value bytes) pairs)."""
+    topic: str
+    key: Optional[bytes]
+    value: Optional[bytes]
+    timestamp: Optional[int] = None
+    headers: Optional[List[Tuple[str, bytes]]] = None
+
+
+def produce(producer, topic, key, value, headers, on_delivery, timestamp: int = 0) -> None:
+    """``producer.produce(...)``, letting the client send while its queue is full
+    (``timestamp`` in ms; 0: the producer's time)."""
     while True:
         try:
             producer.produce(topic, value=value, key=key, headers=headers,
-                             on_delivery=on_delivery)
+                             on_delivery=on_delivery, timestamp=timestamp)
             return
         except BufferError:  # the client's queue is full: let it send
             producer.poll(0.1)

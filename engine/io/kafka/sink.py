@@ -4,7 +4,8 @@ the batch is committed (``engine.io.kafka.transactions``)."""
 import logging
 from typing import Any, Callable, Dict
 
-from engine.io.kafka.client import KafkaConfig, KafkaUnavailableError, cached_client, produce
+from engine.io.kafka.client import (KafkaConfig, KafkaUnavailableError, ProducerRecord,
+                                    cached_client, produce)
 from engine.io.kafka.transactions import KafkaTransactionalCommitter
 from engine.io.sinks import Committer, Sink, SinkWriter, StagingWriter, WriterContext
 
@@ -30,8 +31,9 @@ class DirectWriter(SinkWriter):
     def write(self, values: list) -> None:
         producer, to_record, delivered = self.producer, self.to_record, self._delivered
         for value in values:
-            topic, key, data = to_record(value)
-            produce(producer, topic, key, data, None, delivered)
+            record = ProducerRecord(*to_record(value))
+            produce(producer, record.topic, record.key, record.value, record.headers,
+                    delivered, record.timestamp or 0)
         producer.poll(0)
 
     def prepare_commit(self) -> None:
@@ -55,8 +57,8 @@ class _NothingToCommit(Committer):
 
 
 class KafkaSink(Sink):
-    """Writes records to Kafka; ``to_record(value)`` gives ``(topic, key bytes or None,
-    value bytes)``; ``guarantee`` is "none", "at_least_once" or "exactly_once"."""
+    """Writes records to Kafka; ``to_record(value)`` gives its :class:`ProducerRecord`;
+    ``guarantee`` is "none", "at_least_once" or "exactly_once"."""
 
     stages_in_job_directory = True
 

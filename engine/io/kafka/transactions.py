@@ -19,7 +19,7 @@ from core.private_paths import open_private
 
 from engine.io.kafka.client import (DEFAULT_MAX_BLOCK_MS, KafkaConfig, KafkaUnavailableError,
                                     cached_client, consume, forget_client, kafka_library,
-                                    produce, reader_settings)
+                                    ProducerRecord, produce, reader_settings)
 from engine.io.sinks import StagedCommitter, staged_file
 
 HEADERS = ("sds.job", "sds.sink", "sds.subtask", "sds.batch", "sds.seq")
@@ -120,7 +120,7 @@ class KafkaTransactionalCommitter(StagedCommitter):
             done = set()
             temporary = temporary_path(marker)  # (a crash leaves it to recover())
             with open_private(temporary) as f:
-                json.dump(self._end_offsets(producer, {topic for topic, _, _ in items}), f)
+                json.dump(self._end_offsets(producer, {item[0] for item in items}), f)
             os.replace(temporary, marker)
         fixed = [("sds.job", self.context.job_name), ("sds.sink", self.context.sink_id),
                  ("sds.subtask", str(subtask)), ("sds.batch", str(batch_id))]
@@ -133,10 +133,13 @@ class KafkaTransactionalCommitter(StagedCommitter):
                 errors.append(str(error))
         try:
             producer.begin_transaction()
-            for seq, (topic, key, value) in enumerate(items):
+            for seq, item in enumerate(items):
                 if seq not in done:
-                    produce(producer, topic, key, value, fixed + [("sds.seq", str(seq))],
-                            delivered)
+                    record = ProducerRecord(*item)
+                    produce(producer, record.topic, record.key, record.value,
+                            [tuple(h) for h in record.headers or []] + fixed +
+                            [("sds.seq", str(seq))],
+                            delivered, record.timestamp or 0)
             self._blocking(f"committing the transaction of batch {batch_id}",
                            producer.commit_transaction)
             if errors:

@@ -188,13 +188,39 @@ def test_topic_and_metadata_options_fail_when_the_table_is_created(spark, kafka_
                           "('connector' = 'datagen')")
 
 
-def test_inserts_into_a_pattern_or_a_table_with_written_metadata_fail(spark, kafka_broker):
+def test_inserts_write_the_timestamp_and_headers_metadata(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    source, at_least_once, exactly_once = (create_topic(bootstrap, unique_topic(p))
+                                           for p in ('meta-in', 'meta-a', 'meta-e'))
+    produce(bootstrap, source, ['a', 'b'], timestamps=[1700000000123, 1700000000456],
+            headers=[[('h', b'1')], []])
+    t_env = streaming_t_env()
+    columns = ("(word STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', "
+               "headers MAP<STRING, BYTES> METADATA, `offset` BIGINT METADATA VIRTUAL) ")
+    t_env.execute_sql("CREATE TABLE src " + columns + _with(bootstrap, source, ('format', 'raw')))
+    for name, guarantee, topic in (('out_a', 'at-least-once', at_least_once),
+                                   ('out_e', 'exactly-once', exactly_once)):
+        t_env.execute_sql(f"CREATE TABLE {name} " + columns + _with(
+            bootstrap, topic, ('format', 'raw'), ('sink.delivery-guarantee', guarantee),
+            ('sink.transactional-id-prefix', 'meta')))
+        # the persisted columns are written: word, ts, headers (offset is virtual)
+        t_env.execute_sql(f"INSERT INTO {name} SELECT UPPER(word), ts, headers "
+                          "FROM src").wait()
+        # (exactly once, the sink's own headers name each record's batch and sequence)
+        assert sorted((m.value(), m.timestamp()[1], [h for h in m.headers() or []
+                                                     if not h[0].startswith('sds.')])
+                      for m in read_messages(bootstrap, topic)) == [
+            (b'A', 1700000000123, [('h', b'1')]), (b'B', 1700000000456, [])]
+
+
+def test_inserts_into_a_pattern_or_a_table_with_read_only_metadata_fail(spark, kafka_broker):
     bootstrap = kafka_broker.bootstrap
     t_env = streaming_t_env()
     t_env.execute_sql("CREATE TABLE pattern (w STRING) " + _pattern_with(bootstrap, 'x.*'))
     with pytest.raises(ValueError, match="only supports single topic, but got topic-pattern"):
         t_env.execute_sql("INSERT INTO pattern VALUES ('a')")
-    t_env.execute_sql("CREATE TABLE stamped (w STRING, ts TIMESTAMP_LTZ(3) METADATA FROM "
-                      "'timestamp') " + _with(bootstrap, 'x', ('format', 'raw')))
-    with pytest.raises(NotImplementedError, match="the column 'ts' METADATA FROM 'timestamp'"):
-        t_env.execute_sql("INSERT INTO stamped VALUES ('a', TO_TIMESTAMP_LTZ(0, 3))")
+    t_env.execute_sql("CREATE TABLE offsets (w STRING, `offset` BIGINT METADATA) "
+                      + _with(bootstrap, 'x', ('format', 'raw')))
+    with pytest.raises(ValueError, match="Invalid metadata key 'offset' in column 'offset' .* "
+                                         "for writing: headers, timestamp"):
+        t_env.execute_sql("INSERT INTO offsets VALUES ('a', 1)")
