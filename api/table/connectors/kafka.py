@@ -13,7 +13,6 @@ An ``upsert-kafka`` table's primary key is each message's key: its sink writes a
 an update (``+I``, ``+U``) as the row's value, a delete (``-D``) as a tombstone (no value)
 and drops ``-U`` rows; its source reads messages as upserts and deletes of their keys."""
 import copy
-import datetime
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -32,6 +31,7 @@ from engine.io.kafka.client import ProducerRecord
 from engine.io.kafka.source import KafkaRecord
 from ..changelog import Calc
 from ..ddl import TableDefinition
+from ..row_expressions import _local_time
 from ..types import type_info_of
 from .formats import RowFormat, format_option_keys
 from .options import SqlConnector, check_options, duration, row_type
@@ -364,16 +364,17 @@ def _of_kind(row, kind: RowKind) -> Row:
 
 # --- topic patterns and metadata columns (kafka) --------------------------------------------
 _PATTERN = ('topic-pattern', 'scan.topic-partition-discovery.interval')
-# Flink's metadata keys of a Kafka record (read), and the types of their columns here
-_METADATA = {'topic': ('STRING', 'VARCHAR', 'CHAR'), 'partition': ('INT', 'BIGINT'),
-             'headers': ('MAP',), 'leader-epoch': ('INT', 'BIGINT'), 'offset': ('BIGINT',),
-             'timestamp': ('TIMESTAMP_LTZ', 'TIMESTAMP'),
-             'timestamp-type': ('STRING', 'VARCHAR', 'CHAR')}
-_WRITTEN = ('headers', 'timestamp')
-_METADATA_TYPES = {'topic': 'STRING NOT NULL', 'partition': 'INT NOT NULL',
-                   'headers': 'MAP<STRING, BYTES> NOT NULL', 'leader-epoch': 'INT NULL',
-                   'offset': 'BIGINT NOT NULL', 'timestamp': 'TIMESTAMP_LTZ(3) NOT NULL',
-                   'timestamp-type': 'STRING NOT NULL'}
+# Flink's metadata keys of a Kafka record (read): their types, and the types of their
+# columns here
+_STRINGS = ('STRING', 'VARCHAR', 'CHAR')
+_METADATA = {'topic': ('STRING NOT NULL', _STRINGS),
+             'partition': ('INT NOT NULL', ('INT', 'BIGINT')),
+             'headers': ('MAP<STRING, BYTES> NOT NULL', ('MAP',)),
+             'leader-epoch': ('INT NULL', ('INT', 'BIGINT')),
+             'offset': ('BIGINT NOT NULL', ('BIGINT',)),
+             'timestamp': ('TIMESTAMP_LTZ(3) NOT NULL', ('TIMESTAMP_LTZ', 'TIMESTAMP')),
+             'timestamp-type': ('STRING NOT NULL', _STRINGS)}
+_WRITTEN = ('headers', 'timestamp')  # the keys a sink writes
 
 
 def _check_topics(definition: TableDefinition) -> None:
@@ -397,10 +398,10 @@ def _check_topics(definition: TableDefinition) -> None:
     duration(options, 'scan.topic-partition-discovery.interval', '5 min')
     for column in definition.metadata_columns():
         key = column.metadata_key or column.name
-        if column.data_type._root not in _METADATA[key]:
+        flink_type, roots = _METADATA[key]
+        if column.data_type._root not in roots:
             raise ValueError(f"Invalid data type for the metadata column '{column.name}': "
-                             f"Kafka's '{key}' is {_METADATA_TYPES[key]}, not "
-                             f"{column.data_type}")
+                             f"Kafka's '{key}' is {flink_type}, not {column.data_type}")
 
 
 def _subscribed(builder, options: Dict[str, str]):
@@ -483,8 +484,7 @@ class _MetadataRows(_RecordRows):
 def _metadata_value(record: KafkaRecord, key: str):
     """The value of a metadata column of ``key``."""
     if key == 'timestamp':
-        ms = record.timestamp
-        return datetime.datetime.fromtimestamp(ms // 1000).replace(microsecond=ms % 1000 * 1000)
+        return _local_time(record.timestamp, 1000)
     if key == 'headers':
         return dict(record.headers)
     return {'topic': record.topic, 'partition': record.partition, 'offset': record.offset,
