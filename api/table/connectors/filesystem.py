@@ -30,7 +30,7 @@ from api.datastream.functions import FlatMapFunction
 from engine.io.files.sink import EncodedFormat, MappedFormat, PartFileFormat
 from engine.io.files.source import FileFormat, ParquetFileFormat, WithPathFormat
 from ..ddl import TableDefinition
-from ..types import DataType, DataTypes
+from ..types import DataType, DataTypes, type_info_of
 from .formats import RowFormat, format_option_keys
 from .options import SqlConnector, check_options, duration, flag, memory_size, row_type
 
@@ -69,8 +69,7 @@ def filesystem_source(env, definition: TableDefinition,
     data = partitions.data_columns
     if options['format'] == 'parquet':
         file_format = _ParquetRows(Types.ROW_NAMED([n for n, _ in data],
-                                                   [row_type(definition).get_field_types()[i]
-                                                    for i in partitions.data]))
+                                                   [type_info_of(t) for _, t in data]))
         row_format = None
     else:
         file_format = StreamFormat.text_line_format()
