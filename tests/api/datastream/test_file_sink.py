@@ -207,14 +207,28 @@ def test_publish_fails_clearly_when_the_driver_cannot_see_a_part_file(tmp_path):
         publisher.commit(0, 1, [in_progress_file(str(tmp_path / "part-u-0"), 0)])
 
 
-def run_writer(base, records, run_id="run", batch_id=3, subtask=1) -> list:
+def run_writer(base, records, run_id="run", batch_id=3, subtask=1, part_size=None,
+               bucket_id=lambda value, time: "") -> list:
     """One subtask of a FileSink writer for one batch; returns its in-progress files."""
     context = WriterContext("job", run_id, "sink", subtask, 2, batch_id, "", 0)
     sink = EngineFileSink(str(base), EncodedFormat(lambda v: v.encode() + b"\n"), "part", "",
-                          None, lambda value, time: "", "sink")
+                          part_size, bucket_id, "sink")
     writer = sink.create_writer(context)
     writer.write(records)
     return writer.prepare_commit()
+
+
+def test_records_go_to_the_part_files_of_their_own_buckets(tmp_path):
+    # (a partitioned table's rows: each record's bucket is its partition's directory)
+    paths = run_writer(tmp_path, ["a1", "b1", "a2", "a3", "b2"], part_size=4,
+                       bucket_id=lambda value, time: "k=" + value[0])
+    FileCommitter(str(tmp_path), "part", "").commit(3, 1, paths)
+    files = part_files(tmp_path)
+    by_bucket = {}
+    for path in sorted(files, key=lambda p: int(p.rsplit("-", 1)[1])):
+        by_bucket.setdefault(os.path.dirname(path), []).append(files[path])
+    # a part file rolls once larger than 4 bytes, in its own bucket
+    assert by_bucket == {"k=a": [b"a1\na2\n", b"a3\n"], "k=b": [b"b1\nb2\n"]}
 
 
 def test_a_retried_task_overwrites_its_own_in_progress_file(tmp_path):
