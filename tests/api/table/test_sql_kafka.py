@@ -224,3 +224,24 @@ def test_inserts_into_a_pattern_or_a_table_with_read_only_metadata_fail(spark, k
     with pytest.raises(ValueError, match="Invalid metadata key 'offset' in column 'offset' .* "
                                          "for writing: headers, timestamp"):
         t_env.execute_sql("INSERT INTO offsets VALUES ('a', 1)")
+
+
+def test_a_watermark_on_the_timestamp_metadata_drives_event_time_windows(spark, kafka_broker):
+    bootstrap = kafka_broker.bootstrap
+    topic = create_topic(bootstrap, unique_topic('windows'))
+    base = 1700000000000
+    produce(bootstrap, topic, ['a', 'b', 'a', 'a'],
+            timestamps=[base + 100, base + 900, base + 1500, base + 2100])
+    t_env = streaming_t_env(parallelism=1)
+    t_env.execute_sql("CREATE TABLE clicks (word STRING, ts TIMESTAMP_LTZ(3) METADATA FROM "
+                      "'timestamp', WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+                      + _with(bootstrap, topic, ('format', 'raw')))
+    with t_env.execute_sql(
+            "SELECT window_start, word, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, "
+            "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, "
+            "word").collect() as rows:
+        got = sorted(tuple(r) for r in rows)
+    start = datetime.datetime.fromtimestamp(base // 1000)
+    second = datetime.timedelta(seconds=1)
+    assert got == [(start, 'a', 1), (start, 'b', 1), (start + second, 'a', 1),
+                   (start + 2 * second, 'a', 1)]
