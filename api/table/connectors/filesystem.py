@@ -139,7 +139,7 @@ class _Partitions:
         for key in definition.partition_keys:
             if key not in names:
                 raise ValueError(f"Partition column '{key}' not defined in the table schema. "
-                                 f"Available columns: [{', '.join(names)}]")
+                                 "Available columns: [%s]" % ', '.join(f"'{n}'" for n in names))
             data_type = columns[names.index(key)][1]
             if data_type._root not in _PARTITION_TYPES:
                 raise NotImplementedError(

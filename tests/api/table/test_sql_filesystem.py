@@ -96,7 +96,7 @@ def test_partitioned_parquet_table_reads_null_partitions_and_escaped_names(spark
 def test_partition_keys_fail_when_the_table_is_created(spark, tmp_path):
     t_env = _t_env()
     with pytest.raises(ValueError, match=r"Partition column 'b' not defined in the table "
-                                         r"schema. Available columns: \[a\]"):
+                                         r"schema. Available columns: \['a'\]"):
         t_env.execute_sql(f"CREATE TABLE t (a INT) PARTITIONED BY (b) WITH ("
                           f"'connector' = 'filesystem', 'path' = '{tmp_path}', "
                           "'format' = 'csv')")
