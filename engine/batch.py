@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from engine.graph import JobPlan
-from engine.time.watermarks import MIN_WATERMARK
+from engine.time.watermarks import MIN_WATERMARK, WatermarkStep
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,12 @@ class BatchInfo:
     job_parameters: Dict[str, str] = field(default_factory=dict)
     input_watermark: int = MIN_WATERMARK  # what the batch's records see
     watermark: int = MIN_WATERMARK        # what the batch advances to after its records
+                                          # (at least: ``watermark_step``)
+    # How a stage after every watermark input (``Stage.watermark_from_inputs``) advances
+    # further: to the watermark the timestamps of the batch's records give (as the
+    # driver's tracker does after the batch), known from its inputs' chunks. None: the
+    # batch's watermark is fixed (the last batch, a scripted one).
+    watermark_step: Optional[WatermarkStep] = None
     job_name: str = ""
     # Where chunks for the next stage are left as files instead of travelling through
     # the executor's shuffle (Spark with a local master: every task shares this disk).
@@ -85,11 +91,15 @@ class KeptChunk(NamedTuple):
 class DataChunk(NamedTuple):
     """Records crossing ``edge`` from subtask ``source`` to subtask ``target``: one pickled
     list per (edge, source, target) and batch, as bytes or in an ``ExchangeFile`` (or
-    unpickled, in the process of both subtasks: ``KeptChunk``)."""
+    unpickled, in the process of both subtasks: ``KeptChunk``). ``timestamps``: every
+    ``MaxTimestamp`` of the batch the source subtask knows (of its own watermark inputs
+    and from its inputs' chunks); a subtask that knows some sends a chunk to every target,
+    records or not, so that event time moves downstream in the batch."""
     edge: int
     source: int
     target: int
     payload: Union[bytes, ExchangeFile, KeptChunk]
+    timestamps: Tuple["MaxTimestamp", ...] = ()
 
 
 class SinkCommittable(NamedTuple):

@@ -138,6 +138,11 @@ class Stage:
     nodes: List[int]            # topological order; nodes[0] is a head
     in_edges: List[int]         # edges entering the stage
     is_source: bool
+    # Every node that generates watermarks is in a stage before this one (and every
+    # keyed stage before it has this too): the batch's records bring the timestamps of
+    # every watermark input, and the stage advances to the watermark they give in the
+    # same batch (``BatchInfo.watermark_step``).
+    watermark_from_inputs: bool = False
 
 
 @dataclass
@@ -245,7 +250,24 @@ def build_plan(defined: List[Transformation], default_parallelism: int,
         for e in node.in_edges:
             if not chainable(edges[e]):
                 nodes[edges[e].src].out_edges.append(e)
+    _mark_stages_after_watermarks(nodes, edges, stages)
     return JobPlan(nodes, edges, stages, timed=any(t.uses_time for t in transformations))
+
+
+def _mark_stages_after_watermarks(nodes: Dict[int, Node], edges: Dict[int, Edge],
+                                  stages: List[Stage]) -> None:
+    """Sets ``watermark_from_inputs`` of each stage downstream of every stage with a node
+    that generates watermarks and of no keyed stage without it (whose timers fire at the
+    committed watermark: what they emit would be late there). Stages are in topological
+    order."""
+    generating = {n.stage for n in nodes.values() if n.watermark_spec is not None}
+    keyed = {n.stage for n in nodes.values() if n.keyed}
+    upstream: Dict[int, set] = {}
+    for stage in stages:
+        feeding = {nodes[edges[e].src].stage for e in stage.in_edges}
+        before = upstream[stage.id] = feeding.union(*(upstream[s] for s in feeding))
+        stage.watermark_from_inputs = bool(generating) and generating <= before and all(
+            stages[s].watermark_from_inputs for s in before & keyed)
 
 
 @dataclass

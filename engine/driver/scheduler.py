@@ -1,7 +1,9 @@
 """The driver's micro-batch loop.
 
-Each batch: plan every source split's next range, run all stages as one
-executor call, then -- only if no task failed -- commit the batch to the
+Each batch: plan every source split's next range and how the watermark moves
+(``WatermarkStep``), run all stages as one executor call, then -- only if no task
+failed -- advance the watermark tracker with the batch's timestamps to the watermark
+the stages after every watermark input reached, and commit the batch to the
 metadata log (its state version becomes the base of the next), complete a
 checkpoint or savepoint if one is due, and let the sinks commit its output (in the
 driver, or in the next batch's tasks of the sinks' subtasks while they run it:
@@ -43,7 +45,8 @@ from engine.io.sinks import Committer, CommitterContext
 from engine.batch import BatchInfo, CompiledJob, MaxTimestamp, Printed, SinkCommit, \
     SinkCommittable, SplitPosition, TaskFailure
 from engine.io.sources import Source, SplitRange
-from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkTracker
+from engine.time.watermarks import MAX_WATERMARK, MIN_WATERMARK, WatermarkStep, \
+    WatermarkTracker
 
 
 log = logging.getLogger(__name__)
@@ -287,16 +290,21 @@ class JobRunner:
                     # a job that feeds records back ends with a batch without input, so
                     # that nothing can be fed back after it
                     self._feeds_back and any(r for rs in ranges.values() for r in rs)))
-                # Fixed before the batch runs, from what earlier batches saw; the last
-                # batch of bounded input ends with MAX_WATERMARK.
-                next_watermark = MAX_WATERMARK if is_final else self.tracker.advance(now)
+                # The batch's records see the committed watermark. Stages after every
+                # watermark input advance, after the records, to the watermark the
+                # records' timestamps give (``step``: what the tracker reaches after the
+                # batch); the others stay there. The last batch of bounded input ends
+                # with MAX_WATERMARK, a scripted batch with its script's.
+                step = self._watermark_step(now)
+                fixed = MAX_WATERMARK if is_final else None
                 scripted_watermark, now = self._scripted_time(now)
                 if scripted_watermark is not None and not is_final:
-                    next_watermark = max(watermark, scripted_watermark)
+                    fixed = max(watermark, scripted_watermark)
                 batch = BatchInfo(self.job.run_id, batch_id, committed, is_final,
                                   directory.root, now, settings.batch_mode,
-                                  settings.job_parameters,
-                                  input_watermark=watermark, watermark=next_watermark,
+                                  settings.job_parameters, input_watermark=watermark,
+                                  watermark=watermark if fixed is None else fixed,
+                                  watermark_step=step if fixed is None else None,
                                   job_name=settings.job_name, commits=commits)
                 results = self.executor.run_batch(batch, ranges)
                 _write_printed(results)
@@ -304,7 +312,10 @@ class JobRunner:
                 if errors:
                     raise JobExecutionException(f"Job failed in batch {batch_id}: {errors[0]}")
                 self._report_positions(results)
-                self._observe_timestamps(results)
+                self.tracker = step.advanced({(r.node, r.input): r.timestamp for r in results
+                                              if isinstance(r, MaxTimestamp)})
+                next_watermark = max(watermark, self.tracker.watermark()) if fixed is None \
+                    else fixed
                 record = self._record(batch_id, next_watermark)
                 directory.commit(record)
                 committed, watermark = batch_id, next_watermark
@@ -491,25 +502,18 @@ class JobRunner:
             if isinstance(result, SplitPosition):
                 self.splits[nodes[result.node].stage].report(result.split, result.position)
 
-    def _observe_timestamps(self, results: list) -> None:
-        """Feeds the tracker each input's largest timestamp of the batch; an input of a
-        split that had no records observes None (it may go idle)."""
-        if self.tracker.is_finished():
-            return
-        reported = {(r.node, r.input): r.timestamp for r in results
-                    if isinstance(r, MaxTimestamp)}
+    def _watermark_step(self, now: int) -> WatermarkStep:
+        """How the tracker moves in the batch just planned, at processing time ``now``:
+        every input observes its largest timestamp of the batch; an input of a split that
+        the batch reads to its end is finished (a split whose end only its reader can
+        tell, ``SplitPosition``, once the driver knows it: from the next batch)."""
+        finished = set()
         for node in self.job.plan.nodes.values():
-            if node.watermark_spec is None:
-                continue
             splits = self.splits.get(node.stage)
-            if splits is None:
-                for subtask in range(node.parallelism):
-                    self.tracker.observe((node.id, subtask), reported.get((node.id, subtask)))
-                continue
-            for split in splits.positions:
-                self.tracker.observe((node.id, split), reported.get((node.id, split)),
-                                     finished=splits.is_finished(split)
-                                     and split not in splits.reported)
+            if node.watermark_spec is not None and splits is not None:
+                finished.update((node.id, split) for split in splits.positions
+                                if splits.is_finished(split) and split not in splits.reported)
+        return WatermarkStep(self.tracker, frozenset(finished), now)
 
     def _commit_sinks(self, batch_id: int, results: list) -> Tuple[SinkCommit, ...]:
         """Commits the sinks' output of the committed batch that the driver commits; returns

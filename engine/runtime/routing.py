@@ -63,13 +63,14 @@ class Router:
         if self.keys is not None:
             self.keys[target].clear()
 
-    def take_chunks(self):
-        """Returns [(target, pieces)] for non-empty targets and starts anew."""
+    def take_chunks(self, every_target: bool = False):
+        """Returns [(target, pieces)] for non-empty targets (for every target if
+        ``every_target``) and starts anew."""
         out = []
         for target, chunk in enumerate(self.chunks):
             if chunk:
                 self._pickle_chunk(target)
-            if self.pieces[target]:
+            if self.pieces[target] or every_target:
                 out.append((target, self.pieces[target]))
                 self.pieces[target] = []
         return out

@@ -21,7 +21,8 @@ from statebackends.base import KeyedStateBackend
 from core.keygroups import key_group_range_for_operator
 from statebackends.ttl import cleanup_expired_state
 
-from engine.batch import BatchInfo, CompiledJob, DataChunk, MetricReport, Printed, TaskFailure
+from engine.batch import BatchInfo, CompiledJob, DataChunk, MaxTimestamp, MetricReport, Printed, \
+    TaskFailure
 from engine.errors import OperatorError, RecordWriteError
 from engine.io.sinks import convert_each
 from engine.runtime.exchange import drop_kept_chunks_but, holds_kept_chunks, kept, payload_of, records_of
@@ -237,6 +238,7 @@ class StageInstance:
         own = self.partition if batch.keeps_own_chunks else None
         for router in self.routers.values():
             router.local_target = own
+        timestamps = {}  # (node, watermark input) -> the batch's MaxTimestamp
         if self.stage.is_source:
             source = self.operators[self.stage.nodes[0]]
             for split_range in inputs:
@@ -246,29 +248,43 @@ class StageInstance:
             # Broadcast side first, then input 0, then input 1; from each, the upstream
             # subtasks in order: the same order on every subtask and every run.
             for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
+                timestamps.update(((t.node, t.input), t) for t in chunk.timestamps)
                 for records in records_of(chunk.payload):
                     entry[chunk.edge](records)
-        self.current_watermark = batch.watermark
+        watermark = self.current_watermark = self._watermark_reached(batch, timestamps)
         operators = [self.operators[n] for n in self.stage.nodes]
         flush = batch.is_final and batch.batch_mode
         for op in operators:
-            op.fire_timers(batch.watermark, batch.processing_time, flush)
+            op.fire_timers(watermark, batch.processing_time, flush)
         if batch.is_final:
             for op in operators:
                 op.end_input()
         results = [result for n in self.stage.nodes
                    for result in self.operators[n].driver_results(n, self.partition)]
+        timestamps.update(((r.node, r.input), r) for r in results
+                          if isinstance(r, MaxTimestamp))
+        known = tuple(timestamps.values())
         self._write_state(batch.batch_id)
         chunks = []
         for edge_id, router in self.routers.items():
-            for target, pieces in router.take_chunks():
+            for target, pieces in router.take_chunks(every_target=bool(known)):
                 name = f"{edge_id}-{self.partition}-{target}"
-                chunks.append(DataChunk(edge_id, self.partition, target,
-                                        kept(batch.run_id, batch.batch_id, name, pieces)
-                                        if target == own else
-                                        payload_of(pieces, batch.exchange_dir, name)))
+                payload = (b"" if not pieces else
+                           kept(batch.run_id, batch.batch_id, name, pieces) if target == own
+                           else payload_of(pieces, batch.exchange_dir, name))
+                chunks.append(DataChunk(edge_id, self.partition, target, payload, known))
         results.extend(self._metric_reports(round((time.perf_counter() - started) * 1000)))
         return chunks + results
+
+    def _watermark_reached(self, batch: BatchInfo, timestamps: dict) -> int:
+        """The watermark the stage advances to after the batch's records: the batch's, or,
+        in a stage after every watermark input, the one the batch's ``timestamps`` give
+        (the driver's tracker reaches the same after the batch)."""
+        step = batch.watermark_step
+        if step is None or not self.stage.watermark_from_inputs:
+            return batch.watermark
+        reached = step.advanced({key: t.timestamp for key, t in timestamps.items()})
+        return max(batch.watermark, reached.watermark())
 
     def close(self) -> None:
         """Closes the operators, after the job's final batch."""

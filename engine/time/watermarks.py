@@ -1,20 +1,25 @@
-"""Watermark generation and combination, driven once per micro-batch by the driver.
+"""Watermark generation and combination, once per micro-batch.
 
 Flink emits watermarks periodically from each source split (or each parallel
 instance of a mid-stream ``assign_timestamps_and_watermarks``) and combines them
-with a minimum. Here the driver plays both parts between two batches:
+with a minimum. Here a tracker plays both parts at the end of each batch:
 
     for each input:  tracker.observe(input_id, max_ts_of_its_batch_or_None, finished)
-    now = clock()                     # the next batch's processing time
-    watermark = tracker.advance(now)  # the watermark the next batch advances to
+    watermark = tracker.advance(now)  # now: the batch's processing time
+
+``WatermarkStep`` is that move for one batch, fixed before the batch runs except for
+its records' timestamps: the driver applies it to its tracker after the batch, and a
+stage that has the batch's timestamps of every input (they travel with the records)
+applies it to a copy during the batch, so both reach the same watermark.
 
 A timer or window with ``time <= watermark`` is due; an element with
 ``timestamp <= watermark`` is late. Both judgements belong to the caller.
 
 Everything here is pure Python: no Spark, no I/O.
 """
+import copy
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, Optional
+from typing import Any, Dict, FrozenSet, Hashable, Mapping, Optional
 
 MIN_WATERMARK = -2 ** 63     # Long.MIN_VALUE: the watermark before any
 MAX_WATERMARK = 2 ** 63 - 1  # Long.MAX_VALUE: end of input, every timer fires
@@ -283,4 +288,25 @@ class WatermarkTracker:
             state.generator.restore(entry["generator"])
             state.finished = entry["finished"]
         tracker._watermark = snapshot["watermark"]
+        return tracker
+
+
+@dataclass(frozen=True)
+class WatermarkStep:
+    """One batch's move of a ``WatermarkTracker``: every input observes its largest
+    timestamp of the batch (None without records), the inputs in ``finished`` end, and
+    the tracker advances at the batch's processing time ``now_ms``."""
+    tracker: WatermarkTracker  # as the batch starts; never changed here
+    finished: FrozenSet[Hashable]
+    now_ms: int
+
+    def advanced(self, max_timestamps: Mapping[Hashable, int]) -> WatermarkTracker:
+        """A copy of the tracker after the batch whose inputs' largest timestamps are
+        ``max_timestamps`` (input id -> timestamp; inputs without records are absent)."""
+        tracker = copy.deepcopy(self.tracker)
+        if not tracker.is_finished():
+            for input_id in list(tracker._inputs):
+                tracker.observe(input_id, max_timestamps.get(input_id),
+                                finished=input_id in self.finished)
+        tracker.advance(self.now_ms)
         return tracker

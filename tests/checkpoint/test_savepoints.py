@@ -384,3 +384,47 @@ def test_failed_checkpoints_fail_the_job_beyond_the_tolerable_number(tmp_path, t
     else:
         with pytest.raises(JobExecutionException, match="tolerable failure threshold"):
             env.execute("counting")
+
+
+def _build_windows(env, out, broken):
+    """Counts per key and tumbling 150 ms window of event time (record i at 10 i ms: the
+    batch of records 20 k to 20 k + 19 passes the end of a window); fails on record 250
+    while ``broken`` exists."""
+    (env.from_collection(_events(), RECORD_TYPE).uid("events")
+        .map(FailWhileBroken(broken), RECORD_TYPE).set_parallelism(1).uid("failing")
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Timestamp()))
+        .set_parallelism(1)
+        .map(lambda e: (e[0], 1), RECORD_TYPE)
+        .key_by(lambda e: e[0])
+        .window(TumblingEventTimeWindows.of(Time.milliseconds(150)))
+        .reduce(lambda a, b: (a[0], a[1] + b[1])).uid("windows")
+        .map(lambda v: f"{v[0]},{v[1]}", Types.STRING())
+        .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                 .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner()).build()))
+
+
+@pytest.mark.parametrize("resume_parallelism", [2, 1, 3])
+def test_windows_fired_in_the_batches_before_a_failure_are_not_fired_again(
+        tmp_path, resume_parallelism):
+    """Windows fire in the batch whose records pass their end, and the committed watermark
+    is the one they reached: resumed after a failure (also at another parallelism), the
+    job emits every window once."""
+    checkpoints = {"state.checkpoints.dir": str(tmp_path / "checkpoints")}
+    broken = tmp_path / "input-is-broken"
+    broken.touch()
+    env = _env(tmp_path, **checkpoints)
+    _build_windows(env, tmp_path / "out", str(broken))
+    with pytest.raises(JobExecutionException, match="bad record"):
+        env.execute("windows")
+    fired = Counter(finished_lines(tmp_path / "out"))
+    # the batches before the failing one (records 0-239, up to 2390 ms) fired the windows
+    # their watermark passed (2389 ms: those before [2250, 2400) ms), with records 0-224
+    assert sum(int(line.split(",")[1]) for line in fired.elements()) == 225
+    broken.unlink()
+    env = _env(tmp_path, parallelism=resume_parallelism, **checkpoints)
+    _build_windows(env, tmp_path / "out", str(broken))
+    env.execute("windows")
+    counts = Counter((key, i * 10 // 150) for key, i in _events())
+    assert Counter(finished_lines(tmp_path / "out")) == Counter(
+        f"{key},{n}" for (key, _), n in counts.items())

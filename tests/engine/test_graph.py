@@ -77,3 +77,37 @@ def test_execution_plan_json_in_flinks_layout():
     assert [[p["ship_strategy"] for p in n.get("predecessors", [])] for n in nodes] == [
         [], ["REBALANCE"], ["HASH"], ["FORWARD"]]
     assert all(n["type"] == n["contents"] for n in nodes)
+
+
+def _stamped(env, data):
+    from api.common import WatermarkStrategy
+    from api.common.watermark_strategy import TimestampAssigner
+
+    class First(TimestampAssigner):
+        def extract_timestamp(self, value, record_timestamp):
+            return value[0]
+    return env.from_collection(data).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(First()))
+
+
+def test_stages_after_every_watermark_take_the_watermark_from_their_inputs():
+    from api.common import Time
+    from api.datastream.window import TumblingEventTimeWindows
+    env = make_env("local", parallelism=2)
+    windows = TumblingEventTimeWindows.of(Time.seconds(1))
+    # a window after a window: both advance with the watermark their inputs bring
+    _stamped(env, [(1, 1)]).key_by(lambda v: v[1]).window(windows).reduce(max) \
+        .key_by(lambda v: v[1]).window(windows).reduce(max).print()
+    stages, plan = stages_of(env)
+    assert [s.watermark_from_inputs for s in plan.stages] == [False, False, True, True]
+
+    # a keyed stage of one stream, before the union with another: its timers fire at the
+    # committed watermark, so the stage after the union does too (what they emit would
+    # be late there otherwise)
+    env = make_env("local", parallelism=2)
+    first = _stamped(env, [(1, 1)]).key_by(lambda v: v[1]).window(windows).reduce(max)
+    first.union(_stamped(env, [(2, 2)])).key_by(lambda v: v[1]).window(windows) \
+        .reduce(max).print()
+    stages, plan = stages_of(env)
+    late = {tuple(names): s.watermark_from_inputs for names, s in zip(stages, plan.stages)}
+    assert not any(late.values()), late

@@ -1,5 +1,6 @@
 """The operator of ``assign_timestamps_and_watermarks``: stamps each record with its
-event time; the largest timestamp of each batch feeds the driver's watermark."""
+event time; the largest timestamp of each batch feeds the watermark (the driver's tracker,
+and the stages downstream: ``engine.batch.DataChunk.timestamps``)."""
 from operator import itemgetter
 
 from engine.batch import MaxTimestamp

@@ -81,14 +81,16 @@ def test_batch_mode_fires_timers_at_end_of_input(capfd):
     assert sorted(capfd.readouterr().out.splitlines()) == sorted(RECORD_LINES + timer_lines())
 
 
-def test_watermark_trails_the_input_by_one_micro_batch():
-    """With one record per batch, a batch's records see the watermark computed from the
-    batches before the previous one: max timestamp - out-of-orderness - 1."""
+def test_a_batchs_records_see_the_watermark_of_the_batches_before_it():
+    """With one record per batch, a batch's records see the watermark the keyed operator
+    reached at the end of the previous batch, from the timestamps of every batch before:
+    max timestamp - out-of-orderness - 1."""
     env = make_env("local", parallelism=1, micro_batch_size=1)
     seen = list(env.from_collection(DATA).assign_timestamps_and_watermarks(bounded())
                 .key_by(lambda r: r[0]).process(TimerPerRecord()).execute_and_collect())
     watermarks = [r[2] for r in seen if r[0] != "timer"]
-    assert watermarks == [MIN, MIN, 1000 - 2000 - 1, 2000 - 2000 - 1, 2000 - 2000 - 1]
+    assert watermarks == [MIN, 1000 - 2000 - 1, 2000 - 2000 - 1, 2000 - 2000 - 1,
+                          12000 - 2000 - 1]
 
 
 class ProcessingTimeTimer(KeyedProcessFunction):
@@ -318,8 +320,8 @@ class ValueIsTime(TimestampAssigner):
 
 
 def test_a_finished_input_no_longer_holds_the_watermark_back():
-    """Two sources, one record per batch: the first ends after batch 0, so from batch 1
-    on only the second drives the watermark (10 - 0 - 1 = 9 is seen in batch 2), instead
+    """Two sources, one record per batch: the first ends with batch 0, so from then on
+    only the second drives the watermark (10 - 0 - 1 = 9 is seen in batch 1), instead
     of min(0 - 1, 9) = -1."""
     from api.datastream.connectors import NumberSequenceSource
 
@@ -334,7 +336,7 @@ def test_a_finished_input_no_longer_holds_the_watermark_back():
     long = env.from_source(NumberSequenceSource(10, 13), strategy, "long")
     got = sorted(short.union(long).key_by(lambda v: v % 2).process(SeeWatermark())
                  .execute_and_collect())
-    assert got == [(0, MIN), (10, MIN), (11, MIN), (12, 9), (13, 10)]
+    assert got == [(0, MIN), (10, MIN), (11, 9), (12, 10), (13, 11)]
 
 
 class KeyAndCount(KeyedProcessFunction):
@@ -370,14 +372,14 @@ class SeesTimeAndWatermark(KeyedProcessFunction):
 def test_a_map_before_the_assigner_gives_its_results_their_time_and_the_watermark(
         env_factory):
     # The map stamps its results in its own loop (engine.runtime.task._stamping_input). A batch
-    # of one record sees the watermark of the batches two before it: the largest
-    # timestamp so far, less the bound (0), less 1.
+    # of one record sees the watermark of the batches before it: the largest timestamp
+    # so far, less the bound (0), less 1.
     env = env_factory(parallelism=1, micro_batch_size=1)
     got = list(env.from_collection([1, 3, 2, 5]).map(lambda x: ("k", x * 1000))
                .assign_timestamps_and_watermarks(bounded(0)).key_by(lambda r: r[0])
                .process(SeesTimeAndWatermark()).execute_and_collect())
-    assert got == [(("k", 1000), 1000, MIN), (("k", 3000), 3000, MIN),
-                   (("k", 2000), 2000, 999), (("k", 5000), 5000, 2999)]
+    assert got == [(("k", 1000), 1000, MIN), (("k", 3000), 3000, 999),
+                   (("k", 2000), 2000, 2999), (("k", 5000), 5000, 2999)]
 
 
 def test_a_map_after_a_source_that_stamps_its_records_keeps_their_timestamps(env_factory):

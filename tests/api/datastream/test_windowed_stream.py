@@ -13,6 +13,8 @@ from api.datastream.window import (EventTimeSessionWindows, SlidingEventTimeWind
                                    TumblingEventTimeWindows)
 from tests.conftest import make_env
 
+MIN_TIME, MAX_TIME = -2 ** 63, 2 ** 63 - 1
+
 DATA = [("a", 1, 1000), ("a", 2, 2000), ("b", 3, 4500), ("a", 4, 6000), ("b", 5, 12000),
         ("a", 6, 3000)]
 
@@ -552,3 +554,55 @@ def test_only_a_process_window_functions_own_clear_is_called_at_cleanup(env_fact
     assert clears(all_stream, AllClearing())
     assert sorted(stream.apply(ApplyWithClear()).execute_and_collect()) == \
         sorted(stream.process(Plain()).execute_and_collect())
+
+
+class FiredAt(ProcessWindowFunction):
+    """A window's key, start and timestamps, and the processing time it fired at."""
+
+    def process(self, key, context, elements):
+        yield (key, context.window().start, sorted(t for _, t in elements),
+               context.current_processing_time())
+
+
+def fired_in_batches(batches, bound, size):
+    """Brute force: per (key, window start) its timestamps and the (1-based) batch that
+    fires it. After batch i the watermark is the largest timestamp so far - bound - 1
+    (the last batch's: +inf); a record whose window the watermark before its batch
+    passed is late and dropped."""
+    watermark, largest = MIN_TIME, None
+    contents, fired = defaultdict(list), {}
+    for i, batch in enumerate(batches, 1):
+        for key, t in batch:
+            if t - t % size + size - 1 > watermark:
+                contents[key, t - t % size].append(t)
+        largest = max([t for _, t in batch] + ([] if largest is None else [largest]),
+                      default=None)
+        if i == len(batches):
+            watermark = MAX_TIME
+        elif largest is not None:
+            watermark = max(watermark, largest - bound - 1)
+        for (key, start) in contents:
+            if start + size - 1 <= watermark:
+                fired.setdefault((key, start), i)
+    return sorted((key, start, sorted(ts), fired[key, start])
+                  for (key, start), ts in contents.items())
+
+
+@settings(max_examples=30, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 40_000)),
+                                 max_size=5), min_size=1, max_size=6),
+       bound=st.sampled_from([0, 3000]), parallelism=st.sampled_from([1, 2]))
+def test_a_window_fires_in_the_batch_whose_records_pass_its_end(batches, bound, parallelism):
+    """The watermark travels with the records: a window fires in the micro-batch whose
+    records move the watermark past its end (seen by the processing time it fires at:
+    each batch of the script has its own), not in a later one."""
+    from api.testing import TestStream
+    stream = TestStream()
+    for batch in batches:  # batch i's processing time is i (with an empty batch before)
+        stream.advance_processing_time(1).add_elements([((key, t), t) for key, t in batch])
+    env = make_env("local", parallelism=1)  # (one watermark input: the script's)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(bound))
+    got = list(env.from_source(stream, strategy, "steps").key_by(lambda r: r[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(5))).process(FiredAt())
+               .set_parallelism(parallelism).execute_and_collect())
+    assert sorted(got) == fired_in_batches(batches, bound, 5000)

@@ -190,11 +190,11 @@ def test_pending_timers_and_metrics_jsonl_in_the_job_directory(tmp_path):
     process = [line["operators"]["KeyedProcess"] for line in lines]
     assert [p["numPendingTimers"] for p in process] == [10, 20, 30, 40]  # one per key
     assert [p["numRecordsIn"] for p in process] == [10, 20, 30, 40]
-    # a batch advances to what the batches before it saw (monotonous: the largest - 1)
+    # a batch advances to what its records and those before saw (monotonous: the
+    # largest - 1)
     watermarks = [line["job"]["currentInputWatermark"] for line in lines]
-    assert watermarks == [MIN_WATERMARK, 8, 18, 28]
-    assert lines[1]["job"]["watermarkLag"] == lines[1]["timestamp"] - 8
-    assert lines[0]["job"]["watermarkLag"] is None
+    assert watermarks == [8, 18, 28, 38]
+    assert lines[1]["job"]["watermarkLag"] == lines[1]["timestamp"] - 18
 
     flag.unlink()
     env = make_env("local", micro_batch_size=10, **conf)
