@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from engine.time.watermarks import (
     MAX_WATERMARK, MIN_WATERMARK, BoundedOutOfOrderness, NoWatermarks, WatermarkSpec,
-    WatermarkTracker)
+    WatermarkStep, WatermarkTracker)
 
 BOUNDED_5 = WatermarkSpec("bounded", max_out_of_orderness_ms=5)
 MONOTONOUS = WatermarkSpec("monotonous")
@@ -399,3 +399,33 @@ def test_records_without_timestamps_are_activity():
     tracker.observe("b", 50)
     assert tracker.advance(100) == MIN_WATERMARK    # a active, at MIN
     assert tracker.advance(111) == 49               # then idle
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(specs, min_size=1, max_size=4),
+       st.lists(st.tuples(st.integers(0, 20),
+                          st.dictionaries(st.integers(0, 3), st.integers(-100, 1000)),
+                          st.sets(st.integers(0, 3), max_size=1)), max_size=12))
+def test_a_step_is_the_batchs_observations_and_advance_and_leaves_its_tracker(specs_, batches):
+    """The driver and every stage after the watermark inputs apply one batch's step to the
+    same tracker: each gets the watermark of observing the batch's largest timestamps
+    (absent: no records), ending the inputs that end with it, and advancing."""
+    tracker, reference = WatermarkTracker(), WatermarkTracker()
+    for i, spec in enumerate(specs_):
+        tracker.add_input(i, spec)
+        reference.add_input(i, spec)
+    ended, now = set(), 0
+    for step_ms, reports, finishing in batches:
+        now += step_ms
+        reports = {i: t for i, t in reports.items() if i < len(specs_) and i not in ended}
+        finishing = {i for i in finishing if i < len(specs_)}
+        step = WatermarkStep(tracker, frozenset(finishing | ended), now)
+        before = tracker.snapshot()
+        in_a_task = step.advanced(reports).watermark()
+        tracker = step.advanced(reports)
+        assert step.tracker.snapshot() == before and tracker.watermark() == in_a_task
+        for i in range(len(specs_)):
+            if i not in ended:
+                reference.observe(i, reports.get(i), finished=i in finishing)
+        ended |= finishing
+        assert tracker.watermark() == reference.advance(now)
