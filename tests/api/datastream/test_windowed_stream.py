@@ -606,3 +606,29 @@ def test_a_window_fires_in_the_batch_whose_records_pass_its_end(batches, bound, 
                .window(TumblingEventTimeWindows.of(Time.seconds(5))).process(FiredAt())
                .set_parallelism(parallelism).execute_and_collect())
     assert sorted(got) == fired_in_batches(batches, bound, 5000)
+
+
+@settings(max_examples=20, deadline=None)
+@given(draws=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 30_000),
+                                st.integers(0, 3000)), max_size=25),
+       parallelism=st.sampled_from([1, 2, 3]), batch_size=st.sampled_from([1, 3, 1000]))
+def test_a_window_of_windows_matches_the_brute_force_reference(draws, parallelism, batch_size):
+    """Windows of 1 s, then windows of 5 s over their results (stamped with their ends):
+    the second takes the watermark from its input too (the timestamps pass through the
+    first), and no result of the first is late in it, whatever the batch size and
+    parallelism."""
+    bases = sorted(base for _, base, _ in draws)
+    data = [(key, i, base - jitter)
+            for i, ((key, _, jitter), base) in enumerate(zip(draws, bases))]
+    env = make_env("local", parallelism=parallelism, micro_batch_size=batch_size)
+    got = list(timestamped(env, data, disorder_ms=3000).key_by(lambda r: r[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(1)))
+               .reduce(lambda a, b: (a[0], a[1] + b[1], a[2])).key_by(lambda r: r[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(5))).process(Contents())
+               .execute_and_collect())
+    sums = defaultdict(int)
+    for key, value, ts in data:
+        sums[key, ts - ts % 1000] += value
+    expected = reference([(key, total, start) for (key, start), total in sums.items()],
+                         tumbling(5000))
+    assert sorted(got) == expected
