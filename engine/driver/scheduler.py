@@ -59,6 +59,15 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _resumed_watermark(record: CommitRecord) -> int:
+    """Where event time resumes after ``record``: its watermark, unless a drained stop
+    ended event time (MAX_WATERMARK) for the stop only; then where its inputs were, as
+    Flink's restored job, which keeps no watermark, starts afresh."""
+    if record.watermark < MAX_WATERMARK:
+        return record.watermark
+    return record.watermark_tracker["watermark"]
+
+
 def _write_printed(results: list) -> None:
     """Writes what the batch's tasks printed (``Printed``) to stdout, stage by stage and
     subtask by subtask, once they are done (what ``close()`` printed last); that of a
@@ -277,7 +286,8 @@ class JobRunner:
             self.executor.start(self.job)
             checkpoints = _CheckpointClock(settings.checkpoints, directory, self.metrics)
             batch_id = committed + 1
-            watermark = self.tracker.watermark() if start is None else start.record.watermark
+            watermark = self.tracker.watermark() if start is None else _resumed_watermark(
+                start.record)
             while not self.cancelled:
                 started = time.monotonic()
                 now = _now_ms()
@@ -429,7 +439,7 @@ class JobRunner:
         if stored_inputs == {i for i, _ in self._new_tracker(MIN_WATERMARK).snapshot()["inputs"]}:
             self.tracker = WatermarkTracker.restore(record.watermark_tracker)
         else:  # inputs changed (another parallelism): keep the watermark, not the inputs
-            self.tracker = self._new_tracker(record.watermark)
+            self.tracker = self._new_tracker(_resumed_watermark(record))
         log.info("Job %r resumes after batch %d from %s", self.settings.job_name,
                  record.batch_id, point.path)
         return point

@@ -220,6 +220,43 @@ def test_stop_with_savepoint_and_drain_fires_pending_windows(tmp_path, drain):
     assert any(lines == window_sums(n) for n in range(BATCH, RECORDS, BATCH))
 
 
+def test_a_job_restored_from_a_drained_savepoint_goes_on_in_event_time(tmp_path):
+    # Draining ends event time for the stop (MAX_WATERMARK); the job restored from it goes
+    # on in event time from where its inputs are (Flink keeps no watermark in a
+    # savepoint): the windows of the records after the stop fire, none is late.
+    out = tmp_path / "out"
+
+    def run(**conf):
+        env = _env(tmp_path, parallelism=1, **conf)
+        (env.from_collection(_events(), RECORD_TYPE).uid("events")
+            .map(Slow(), RECORD_TYPE).uid("slow")
+            .assign_timestamps_and_watermarks(WatermarkStrategy.for_monotonous_timestamps()
+                                              .with_timestamp_assigner(_Timestamp()))
+            .key_by(lambda e: e[0])
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(500)))
+            .reduce(lambda a, b: (a[0], a[1] + b[1])).uid("windows")
+            .map(lambda v: f"{v[0]},{v[1]}", Types.STRING())
+            .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                     .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                     .build()))
+        return env.execute_async("windows")
+    client = run()
+    path = client.stop_with_savepoint(True).result(timeout=60)
+    client.get_job_execution_result().result(timeout=60)
+    stopped = len(finished_lines(out))
+    run(**{"execution.savepoint.path": path}).get_job_execution_result().result(timeout=120)
+    lines = finished_lines(out)
+    assert len(lines) > stopped
+    sums = Counter()
+    for key, value in _events():
+        sums[key] += value
+    found = Counter()
+    for line in lines:
+        key, value = line.split(",")
+        found[key] += int(value)
+    assert found == sums  # every record in a window once
+
+
 def test_checkpoints_are_retained_while_running_and_removed_when_finished(tmp_path):
     checkpoints = tmp_path / "checkpoints"
     env = _env(tmp_path, **{"state.checkpoints.dir": str(checkpoints),
