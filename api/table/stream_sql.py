@@ -81,8 +81,9 @@ def _projection(t_env, view, tree: exp.Select, sql: str):
     runs on Spark SQL."""
     if not is_calc(tree):
         return None
-    if [type(e) for e in tree.expressions] == [exp.Star] and tree.args.get('where') is None:
-        return view
+    if [type(e) for e in tree.expressions] == [exp.Star] and tree.args.get('where') is None \
+            and (view._update_plan() is not None or view._stream_rows.bounded()):
+        return view  # (of an unbounded stream: its rows as they come, below)
     return on_stream(t_env._spark_query(tree, sql), view, tree, sql, strict=True)
 
 

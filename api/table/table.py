@@ -258,6 +258,9 @@ class Table:
         """Computes the table; ``collect()`` gives its rows (positional Rows of kind INSERT,
         ``<Row('a', 1)>``), ``print()`` prints them as Flink's tableau."""
         self._check_executable('execute')
+        if self._changelog is None and self._stream_rows is not None and \
+                not self._stream_rows.bounded():  # its rows as they come, as a query's
+            return self.select(*[col(name) for name, _ in self._columns]).execute()
         if self._changelog is not None:
             return TableResult(self._columns, self._t_env._changelog_rows(self), True)
         return TableResult(self._columns, insert_rows(self._rows()),

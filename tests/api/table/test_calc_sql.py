@@ -74,6 +74,10 @@ def test_the_rows_of_an_unbounded_table_are_collected_as_they_come():
     with result.collect() as rows:  # leaving the block cancels the job
         assert [tuple(next(rows)) for _ in range(25)] == [(w,) for w in range(2, 27)]
     assert list(rows) == []
+    # also all its columns, by SELECT * or the table itself
+    for table in (t_env.sql_query("SELECT * FROM g"), t_env.from_path('g')):
+        with table.execute().collect() as rows:
+            assert [tuple(next(rows)) for _ in range(5)] == [(v,) for v in range(5)]
 
 
 _UNBOUNDED_INSERT = """
