@@ -257,17 +257,23 @@ def build_plan(defined: List[Transformation], default_parallelism: int,
 def _mark_stages_after_watermarks(nodes: Dict[int, Node], edges: Dict[int, Edge],
                                   stages: List[Stage]) -> None:
     """Sets ``watermark_from_inputs`` of each stage downstream of every stage with a node
-    that generates watermarks and of no keyed stage without it (whose timers fire at the
-    committed watermark: what they emit would be late there). Stages are in topological
-    order."""
+    that generates watermarks, of no keyed stage without it (whose timers fire at the
+    committed watermark: what they emit would be late there) and of no source whose
+    records reach it without timestamps (a broadcast side input, say: in Flink it holds
+    the stage's watermark back until it ends; here the stage keeps the committed one).
+    Stages are in topological order."""
     generating = {n.stage for n in nodes.values() if n.watermark_spec is not None}
     keyed = {n.stage for n in nodes.values() if n.keyed}
     upstream: Dict[int, set] = {}
+    untimed: Dict[int, bool] = {}  # records of a source reach the stage without timestamps
     for stage in stages:
         feeding = {nodes[edges[e].src].stage for e in stage.in_edges}
         before = upstream[stage.id] = feeding.union(*(upstream[s] for s in feeding))
+        untimed[stage.id] = stage.id not in generating and (
+            stage.is_source or any(untimed[s] for s in feeding))
         stage.watermark_from_inputs = bool(generating) and generating <= before and all(
-            stages[s].watermark_from_inputs for s in before & keyed)
+            stages[s].watermark_from_inputs for s in before & keyed) and \
+            not untimed[stage.id]
 
 
 @dataclass

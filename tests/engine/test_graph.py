@@ -111,3 +111,23 @@ def test_stages_after_every_watermark_take_the_watermark_from_their_inputs():
     stages, plan = stages_of(env)
     late = {tuple(names): s.watermark_from_inputs for names, s in zip(stages, plan.stages)}
     assert not any(late.values()), late
+
+    # a broadcast side input of records without timestamps: the stage it reaches keeps
+    # the committed watermark (in Flink the side input holds it back until it ends), so
+    # a bid's timer fires only once the side rows of its batch are in (Nexmark q13)
+    from api.datastream import KeyedBroadcastProcessFunction
+    from api.datastream.state import MapStateDescriptor
+    from api.common import Types
+    env = make_env("local", parallelism=2)
+    side = env.from_collection([(1, "a")]).broadcast(
+        MapStateDescriptor("side", Types.LONG(), Types.STRING()))
+
+    class Join(KeyedBroadcastProcessFunction):
+        def process_element(self, value, ctx):
+            yield value
+
+        def process_broadcast_element(self, value, ctx):
+            pass
+    _stamped(env, [(1, 1)]).key_by(lambda v: v[1]).connect(side).process(Join()).print()
+    stages, plan = stages_of(env)
+    assert not any(s.watermark_from_inputs for s in plan.stages)

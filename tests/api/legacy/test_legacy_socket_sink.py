@@ -1,6 +1,7 @@
 """write_to_socket (the older Python streaming guide, "Data Sinks": "write_to_socket() -
 Writes the DataStream to a socket [host:port] as a byte array"), against a server this
 test starts on 127.0.0.1."""
+import select
 import socket
 import threading
 
@@ -19,14 +20,17 @@ class Server:
         self.port = self.listener.getsockname()[1]
         self.received = []   # bytes of each closed connection
         self.readers = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.closing = threading.Event()
+        self.accepting = threading.Thread(target=self._accept, daemon=True)
+        self.accepting.start()
 
     def _accept(self):
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:  # closed
-                return
+        # Until closed, and then every connection still waiting to be accepted: a sink's
+        # connection may still be queued when the job has ended.
+        while select.select([self.listener], [], [], 0.05)[0] or not self.closing.is_set():
+            if not select.select([self.listener], [], [], 0)[0]:
+                continue
+            connection, _ = self.listener.accept()
             reader = threading.Thread(target=self._read, args=(connection,), daemon=True)
             reader.start()  # before close() may join it
             self.readers.append(reader)
@@ -39,6 +43,8 @@ class Server:
         self.received.append(data)
 
     def close(self):
+        self.closing.set()
+        self.accepting.join(timeout=10)
         self.listener.close()
         for reader in self.readers:
             reader.join(timeout=10)
