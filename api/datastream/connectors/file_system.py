@@ -129,6 +129,8 @@ class OnCheckpointRollingPolicy(RollingPolicy):
 class BucketAssigner(JavaObjectWrapper):
     """Chooses the bucket (sub-directory of the base path) part files are written to."""
 
+    _by_record = False  # the bucket depends on the batch's processing time only
+
     def __init__(self, format_str: Optional[str] = None, timezone_id: Optional[str] = None):
         self._pattern = None if format_str is None else _parse_java_pattern(format_str)
         self._zone = None
@@ -286,7 +288,7 @@ class FileSink(Sink, SupportsPreprocessing):
                                   self._output_file_config.get_part_prefix(),
                                   self._output_file_config.get_part_suffix(),
                                   self._rolling_policy._part_size, self._bucket_assigner._bucket_id,
-                                  uuid.uuid4().hex)
+                                  uuid.uuid4().hex, self._bucket_assigner._by_record)
 
     class BaseBuilder(object):
         """The settings both FileSink builders share; defaults: an hourly

@@ -241,6 +241,8 @@ class _TableRows(FlatMapFunction):
 class _PartitionBuckets(BucketAssigner):
     """The bucket of a row: the directory of its partition."""
 
+    _by_record = True
+
     def __init__(self, partitions: _Partitions):
         super().__init__()
         self.partitions = partitions

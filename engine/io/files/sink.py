@@ -177,11 +177,14 @@ class FileSinkWriter(SinkWriter):
         self.files: Dict[str, PartFile] = {}  # the open part file of each bucket
 
     def write(self, values: list) -> None:
-        by_bucket: Dict[str, list] = {}
-        processing_time = self.context.processing_time
-        for value in values:
-            by_bucket.setdefault(self.sink.bucket_id(value, processing_time), []).append(value)
-        part_size = self.sink.part_size
+        sink, processing_time = self.sink, self.context.processing_time
+        if sink.buckets_by_record:
+            by_bucket: Dict[str, list] = {}
+            for value in values:
+                by_bucket.setdefault(sink.bucket_id(value, processing_time), []).append(value)
+        else:  # (one bucket for the batch: no call per record)
+            by_bucket = {sink.bucket_id(None, processing_time): values}
+        part_size = sink.part_size
         for bucket, bucket_values in by_bucket.items():
             if part_size is None:
                 self._file(bucket, False).write(bucket_values)
@@ -271,14 +274,14 @@ def _finish(in_progress: str, finished: str) -> bool:
 class FileSink(Sink):
     """FileSink: part files in buckets under ``base_path``; ``bucket_id`` maps a record and
     the batch's processing time (ms) to its bucket (a sub-directory, "" for the base
-    path); the
-    ``sink_token`` keeps part file names of several sinks sharing a base path apart."""
+    path), called once per batch unless ``buckets_by_record`` (the record is then None);
+    the ``sink_token`` keeps part file names of several sinks sharing a base path apart."""
 
     name = "FileSink"
 
     def __init__(self, base_path: str, part_format: PartFileFormat, part_prefix: str,
                  part_suffix: str, part_size: Optional[int], bucket_id: Callable[[Any, int], str],
-                 sink_token: str):
+                 sink_token: str, buckets_by_record: bool = False):
         self.base_path = base_path
         self.part_format = part_format
         self.part_prefix = part_prefix
@@ -286,6 +289,7 @@ class FileSink(Sink):
         self.part_size = part_size
         self.bucket_id = bucket_id
         self.sink_token = sink_token
+        self.buckets_by_record = buckets_by_record
 
     def create_writer(self, context: WriterContext) -> FileSinkWriter:
         return FileSinkWriter(self, context)

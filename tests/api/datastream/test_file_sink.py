@@ -208,11 +208,11 @@ def test_publish_fails_clearly_when_the_driver_cannot_see_a_part_file(tmp_path):
 
 
 def run_writer(base, records, run_id="run", batch_id=3, subtask=1, part_size=None,
-               bucket_id=lambda value, time: "") -> list:
+               bucket_id=lambda value, time: "", buckets_by_record=False) -> list:
     """One subtask of a FileSink writer for one batch; returns its in-progress files."""
     context = WriterContext("job", run_id, "sink", subtask, 2, batch_id, "", 0)
     sink = EngineFileSink(str(base), EncodedFormat(lambda v: v.encode() + b"\n"), "part", "",
-                          part_size, bucket_id, "sink")
+                          part_size, bucket_id, "sink", buckets_by_record)
     writer = sink.create_writer(context)
     writer.write(records)
     return writer.prepare_commit()
@@ -221,7 +221,7 @@ def run_writer(base, records, run_id="run", batch_id=3, subtask=1, part_size=Non
 def test_records_go_to_the_part_files_of_their_own_buckets(tmp_path):
     # (a partitioned table's rows: each record's bucket is its partition's directory)
     paths = run_writer(tmp_path, ["a1", "b1", "a2", "a3", "b2"], part_size=4,
-                       bucket_id=lambda value, time: "k=" + value[0])
+                       bucket_id=lambda value, time: "k=" + value[0], buckets_by_record=True)
     FileCommitter(str(tmp_path), "part", "").commit(3, 1, paths)
     files = part_files(tmp_path)
     by_bucket = {}
@@ -229,6 +229,13 @@ def test_records_go_to_the_part_files_of_their_own_buckets(tmp_path):
         by_bucket.setdefault(os.path.dirname(path), []).append(files[path])
     # a part file rolls once larger than 4 bytes, in its own bucket
     assert by_bucket == {"k=a": [b"a1\na2\n", b"a3\n"], "k=b": [b"b1\nb2\n"]}
+
+
+def test_a_bucket_of_the_batch_is_found_once_not_per_record(tmp_path):
+    # (the date-time and base-path assigners: the bucket follows the processing time)
+    calls = []
+    run_writer(tmp_path, ["a", "b", "c"], bucket_id=lambda value, time: calls.append(value) or "")
+    assert calls == [None]
 
 
 def test_a_retried_task_overwrites_its_own_in_progress_file(tmp_path):
