@@ -138,8 +138,9 @@ class Stage:
     nodes: List[int]            # topological order; nodes[0] is a head
     in_edges: List[int]         # edges entering the stage
     is_source: bool
-    # Every node that generates watermarks is in a stage before this one (and every
-    # keyed stage before it has this too): the batch's records bring the timestamps of
+    # Every node that generates watermarks is in a stage before this one, every keyed
+    # stage before it has this too and no source's records reach it without timestamps
+    # (``_mark_stages_after_watermarks``): the batch's records bring the timestamps of
     # every watermark input, and the stage advances to the watermark they give in the
     # same batch (``BatchInfo.watermark_step``).
     watermark_from_inputs: bool = False
