@@ -8,6 +8,7 @@ import logging
 import os
 import pickle
 import struct
+import time
 from zlib import crc32
 
 import msgpack
@@ -335,9 +336,17 @@ class Count(KeyedProcessFunction):
         yield f"{value},{self.count.value()}"
 
 
+def _slowly(value):
+    """Passes ``value`` on after 20 ms: the job is still running when the test stops it
+    with a savepoint after its first batch."""
+    time.sleep(0.02)
+    return value
+
+
 def _counting_env(tmp_path, type_info, sink=None, **conf):
     env = make_env("local", parallelism=1, micro_batch_size=5, **conf)
     (env.from_collection(["a", "b"] * 5, Types.STRING()).uid("words")
+        .map(_slowly, Types.STRING())
         .key_by(lambda w: w, Types.STRING())
         .process(Count(type_info), Types.STRING()).uid("counter")
         .add_sink(sink or GatheringSink()))
@@ -424,6 +433,7 @@ class Seen(KeyedProcessFunction):
 def _seen_env(values, sink=None, **conf):
     env = make_env("local", parallelism=1, micro_batch_size=2, **conf)
     (env.from_collection(values, Types.STRING()).uid("letters")
+        .map(_slowly, Types.STRING())
         .key_by(lambda v: v[0], Types.STRING())
         .process(Seen(), Types.STRING()).uid("seen")
         .add_sink(sink or GatheringSink()))
