@@ -441,7 +441,7 @@ def _seen_env(values, sink=None, **conf):
 
 
 def test_a_savepoint_of_pickled_state_restores_once_the_user_trusts_it(tmp_path):
-    letters = ["a1", "a2", "a3", "a4"]
+    letters = [f"a{i}" for i in range(1, 9)]  # four batches: the savepoint is after one
     env = _seen_env(letters, **{"state.savepoints.dir": str(tmp_path / "savepoints")})
     client = env.execute_async("seen")
     savepoint = client.stop_with_savepoint(False).result(timeout=60)
@@ -453,7 +453,7 @@ def test_a_savepoint_of_pickled_state_restores_once_the_user_trusts_it(tmp_path)
     _seen_env(letters, sink, **restored, **{TRUST: "true"}).execute("seen")
     seen = [int(line.split(":")[1]) for line in sink.values()]
     # The restored set goes on: the letters after the savepoint count from where it was.
-    assert seen and seen == list(range(5 - len(seen), 5))
+    assert seen and seen == list(range(len(letters) + 1 - len(seen), len(letters) + 1))
 
 
 class Timed(KeyedProcessFunction):
