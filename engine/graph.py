@@ -63,6 +63,10 @@ class Transformation:
         # Keyed: whether the keys and namespaces of its state may be pickled (no key type
         # declared, or one with PICKLED_BYTE_ARRAY in it, or windows of the user's own).
         self.pickled_keys = True
+        # Runs a function of the user's DataStream program: a Python operator in PyFlink,
+        # which hands its records to a chained Python operator as they are (see
+        # ``Node.hands_on_unconverted``).
+        self.python_operator = False
         self.pact = pact
         self.source = source  # the engine Source of a source node
         self.sink = sink      # the engine Sink of a sink node
@@ -108,6 +112,7 @@ class Node:
     operator_factory: Callable
     output_type: object
     pickled_keys: bool = True  # see Transformation.pickled_keys
+    python_operator: bool = False  # see Transformation.python_operator
     key_type: Optional[KeyType] = None  # keyed: of its HASH inputs (their Partitioning)
     watermark_spec: object = None  # generates watermarks (assign_timestamps_and_watermarks)
     broadcast_input: Optional[int] = None  # the input whose records update broadcast state
@@ -152,6 +157,15 @@ class JobPlan:
     edges: Dict[int, Edge]
     stages: List[Stage]
     timed: bool = False  # records carry timestamps (some operator uses time)
+
+    def hands_on_unconverted(self, node: Node) -> bool:
+        """Whether the node's records go on without being converted to its output type.
+        PyFlink converts a record where it leaves Python: a Python operator whose one
+        output is a Python operator chained to it hands the record on as the function
+        returned it. Every other output (an exchange, a sink, a timestamp assigner,
+        several consumers, side outputs read) converts it."""
+        return (node.python_operator and not node.out_edges and len(node.chained) == 1
+                and self.nodes[node.chained[0]].python_operator)
 
 
 class PlanError(ValueError):
@@ -202,7 +216,8 @@ def build_plan(defined: List[Transformation], default_parallelism: int,
             parallelism=t.parallelism or default_parallelism,
             max_parallelism=t.max_parallelism or default_max_parallelism,
             keyed=t.keyed, operator_factory=t.operator_factory, output_type=t.output_type,
-            pickled_keys=t.pickled_keys, watermark_spec=t.watermark_spec, broadcast_input=t.broadcast_input)
+            pickled_keys=t.pickled_keys, python_operator=t.python_operator,
+            watermark_spec=t.watermark_spec, broadcast_input=t.broadcast_input)
     edges: Dict[int, Edge] = {}
     for t in transformations:
         for input_index, src, partitioning, side_tag in _resolve_inputs(t):

@@ -4,6 +4,7 @@ Calls only record transformations (nothing runs until ``execute``); they check
 what can be checked at build time: function kinds, keyed-only operations,
 parallelism settings.
 """
+import sys
 from enum import Enum
 from functools import partial
 from typing import Callable, List, Optional, Union
@@ -138,9 +139,10 @@ class DataStream:
 
     # --- transformations ------------------------------------------------------
     def _operator(self, name: str, factory: Callable, output_type=None,
-                  keyed=False) -> "DataStream":
+                  keyed=False, python=True) -> "DataStream":
         t = Transformation("operator", name, [self._transformation], factory,
                            output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+        t.python_operator = python and not _defined_by_table_planner()
         self._env._add_transformation(t)
         return DataStream(self._env, t)
 
@@ -436,7 +438,8 @@ def ingestion_timestamps(stream: DataStream) -> DataStream:
 
 
 def _stamped(stream: DataStream, factory: Callable, strategy: WatermarkStrategy) -> DataStream:
-    timestamped = stream._operator("Timestamps/Watermarks", factory, stream.get_type())
+    timestamped = stream._operator("Timestamps/Watermarks", factory, stream.get_type(),
+                                   python=False)
     timestamped._transformation.watermark_spec = strategy.watermark_spec()
     timestamped._transformation.uses_time = True
     return timestamped
@@ -707,10 +710,21 @@ class DataStreamSink:
         return self
 
 
+def _defined_by_table_planner() -> bool:
+    """Whether the operator being defined is the Table planner's (its first caller outside
+    ``api.datastream`` is in ``api.table``). Flink runs the planner's operators in Java,
+    so they convert what they emit at every step, as operators of no Python function."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("api.datastream"):
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__", "").startswith("api.table")
+
+
 def _two_input(name: str, factory: Callable, input1: DataStream, input2: Transformation,
                output_type, keyed: bool, key_types=()) -> DataStream:
     t = Transformation("operator", name, [input1._transformation, input2], factory,
                        output_type=output_type or Types.PICKLED_BYTE_ARRAY(), keyed=keyed)
+    t.python_operator = not _defined_by_table_planner()
     input1._env._add_transformation(t)
     t.uses_time = keyed  # timers and timestamps, as KeyedStream.process
     t.pickled_keys = any(map(declares_pickled, key_types))

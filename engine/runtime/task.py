@@ -185,11 +185,23 @@ class StageInstance:
         self.operators[node.id].side_outputs = {
             tag: self.metrics[node.id].count_out(_fan_out(routes))
             for tag, routes in side_targets.items()}
-        if (node.pact != "Data Source" and not is_pickled(node.output_type)
-                and not self.operators[node.id].forwards_input):
-            # (sources emit typed values already; a filter's input was typed before it)
+        if self._converts_output(node):
             return _converting(node.name, node.output_type, self.shape, _fan_out(targets))
         return _fan_out(targets)
+
+    def _converts_output(self, node) -> bool:
+        """Whether the node converts its records to its declared output type: not a
+        source's (they emit typed values), nor one handing them on unconverted
+        (``JobPlan.hands_on_unconverted``), nor a filter's whose input was converted
+        before it."""
+        plan = self.job.plan
+        if (node.pact == "Data Source" or is_pickled(node.output_type)
+                or plan.hands_on_unconverted(node)):
+            return False
+        if not self.operators[node.id].forwards_input:
+            return True
+        return any(node.id in plan.nodes[n].chained and plan.hands_on_unconverted(plan.nodes[n])
+                   for n in self.stage.nodes)
 
     # --- state --------------------------------------------------------------------
     def _restore_state(self, batch: BatchInfo) -> KeyedStateBackend:

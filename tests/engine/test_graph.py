@@ -131,3 +131,27 @@ def test_stages_after_every_watermark_take_the_watermark_from_their_inputs():
     _stamped(env, [(1, 1)]).key_by(lambda v: v[1]).connect(side).process(Join()).print()
     stages, plan = stages_of(env)
     assert not any(s.watermark_from_inputs for s in plan.stages)
+
+
+def test_only_operators_of_the_users_functions_hand_records_on_unconverted():
+    # The user's chained maps are Python operators (the first hands its records to the
+    # second as they are); the Table planner's operators and the timestamp assigner are
+    # Flink's Java operators, which convert what they emit.
+    from api.common import Types, WatermarkStrategy
+    from api.table import StreamTableEnvironment
+    env = make_env("local", parallelism=1)
+    t_env = StreamTableEnvironment.create(env)
+    words = env.from_collection([("a", 1), ("b", 2)],
+                                Types.ROW_NAMED(["w", "n"], [Types.STRING(), Types.INT()]))
+    t_env.create_temporary_view("words", words)
+    counts = t_env.to_changelog_stream(
+        t_env.sql_query("SELECT w, SUM(n) AS s FROM words GROUP BY w"))
+    counts.map(lambda r: r, counts.get_type()).name("user's first") \
+        .map(lambda r: r).name("user's second") \
+        .assign_timestamps_and_watermarks(WatermarkStrategy.no_watermarks()) \
+        .map(str).name("user's third").print()
+    _, plan = stages_of(env)
+    python = {n.name for n in plan.nodes.values() if n.python_operator}
+    assert python == {"user's first", "user's second", "user's third"}
+    handing_on = {n.name for n in plan.nodes.values() if plan.hands_on_unconverted(n)}
+    assert handing_on == {"user's first"}

@@ -18,7 +18,8 @@ from collections import defaultdict
 import pytest
 
 from api.common import Row, Types, WatermarkStrategy
-from api.datastream import FlatMapFunction, MapFunction, Partitioner, RuntimeExecutionMode
+from api.datastream import (FlatMapFunction, MapFunction, OutputTag, Partitioner, ProcessFunction,
+                            RuntimeExecutionMode)
 from api.datastream.connectors.number_seq import NumberSequenceSource
 
 from tests.conftest import make_env
@@ -165,6 +166,72 @@ def test_float_output_type_collected_directly():
     thirds = env.from_collection([1, 2]).map(
         lambda x: x / 3, output_type=Types.FLOAT()).execute_and_collect(limit=5)
     assert thirds == [0.33333334, 0.6666667]
+
+
+def _thirds(x):
+    return x / 3
+
+
+def _pair_of_thirds(x):
+    return 1, x / 3
+
+
+class _MainAndSide(ProcessFunction):
+    def process_element(self, value, ctx):
+        yield value / 3
+        yield SIDE, value / 7
+
+
+SIDE = OutputTag("side", Types.FLOAT())
+FLOAT_PAIR = Types.TUPLE([Types.INT(), Types.FLOAT()])
+
+
+def _chain_cases():
+    """{case: (build(source) -> stream of repr()s, repr()s PyFlink 2.3.0 gives)}: source
+    is ``from_collection([1, 2], Types.INT())`` at parallelism 1; the values were observed
+    on PyFlink 2.3.0 (float32 1/3 is 0.3333333432674408)."""
+    def keyed(source):
+        return source.map(_pair_of_thirds, FLOAT_PAIR).key_by(lambda p: p[0])
+
+    def main_beside_side(source):
+        processed = source.process(_MainAndSide(), Types.FLOAT())
+        return processed.map(repr).union(processed.get_side_output(SIDE).map(
+            lambda x: "side " + repr(x)))
+    return {
+        # chained Python operators: the record goes on as the function returned it
+        "map, map": (lambda s: s.map(_thirds, Types.FLOAT()).map(repr),
+                     ["0.3333333333333333", "0.6666666666666666"]),
+        "map out of range, map": (lambda s: s.map(lambda x: x << 40, Types.INT()).map(repr),
+                                  ["1099511627776", "2199023255552"]),
+        "map, filter, map": (lambda s: s.map(_thirds, Types.FLOAT()).filter(bool).map(repr),
+                             ["0.3333333333333333", "0.6666666666666666"]),
+        "keyed reduce, map": (lambda s: keyed(s).reduce(
+            lambda a, b: (a[0], (a[1] + b[1]) / 7)).map(lambda p: repr(p[1])),
+            ["0.3333333432674408", "0.14285714711461747"]),
+        "keyed map, map": (lambda s: keyed(s).map(lambda p: p[1] / 7, Types.FLOAT()).map(repr),
+                           ["0.04761904903820583", "0.09523809807641166"]),
+        # the record leaves Python: converted
+        "map, filter, key_by": (lambda s: s.map(_thirds, Types.FLOAT()).filter(bool)
+                                .key_by(lambda x: 1).map(repr),
+                                ["0.3333333432674408", "0.6666666865348816"]),
+        "map, map without chaining": (lambda s: s.map(_thirds, Types.FLOAT()).map(repr)
+                                      .disable_chaining(),
+                                      ["0.3333333432674408", "0.6666666865348816"]),
+        "process with a side output read": (main_beside_side, [
+            "0.3333333432674408", "0.6666666865348816",
+            "side 0.1428571492433548", "side 0.2857142984867096"]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_chain_cases()))
+def test_declared_types_apply_where_records_leave_python(case):
+    """PyFlink converts a record to its operator's declared type where it leaves Python
+    (an exchange, a sink, several consumers, a side output read), not between Python
+    operators chained to each other, which see what the function returned."""
+    build, expected = _chain_cases()[case]
+    env = make_env("local", parallelism=1)
+    stream = build(env.from_collection([1, 2], type_info=Types.INT()))
+    assert sorted(stream.execute_and_collect()) == sorted(expected)
 
 
 # --- 2. keyed aggregations ----------------------------------------------------------------
