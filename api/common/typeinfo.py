@@ -25,7 +25,10 @@ import operator
 import pickle
 import struct
 from decimal import Decimal, InvalidOperation
-from typing import List
+from functools import partial
+from typing import Annotated, Any, Callable, List, Optional, Tuple
+
+import msgspec
 
 from core.keygroups import KeyType
 
@@ -70,10 +73,20 @@ class TypeInformation(object):
         # element, as Flink's Tuple and Row toString do.
         return 'null' if value is None else str(value)
 
-    def fits_all(self, values: list) -> bool:
-        """Whether ``convert`` would return each of ``values`` unchanged: one check of a
-        whole chunk, much cheaper than converting each value (False: convert each)."""
-        return False
+    def chunk_converter(self, timed: bool) -> Callable[[list], Optional[list]]:
+        """A function converting a whole chunk of elements (values, or ``(timestamp,
+        value)`` pairs if ``timed``) in one pass, much cheaper than converting each value:
+        it returns what ``convert`` gives for each, or None where it cannot (then convert
+        each value, which also names one that does not fit)."""
+        schema = self._schema()
+        if schema is None:
+            return _no_chunk_conversion
+        return partial(_converted_chunk, List[Tuple[Any, schema]] if timed else List[schema])
+
+    def _schema(self):
+        """The msgspec type whose strict conversion of a value gives what ``convert``
+        gives, or fails where ``convert`` does something else; None if there is none."""
+        return None
 
     def _wrong_type(self, value, expected: str):
         return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
@@ -151,9 +164,15 @@ class BasicTypeInfo(TypeInformation):
         return self._name
 
 
-def _all_of_type(exact_type: type, values: list) -> bool:
-    """Whether every value is of exactly ``exact_type`` (not a subclass)."""
-    return {exact_type}.issuperset(map(type, values))
+def _converted_chunk(chunk_type, elements: list) -> Optional[list]:
+    try:
+        return msgspec.convert(elements, chunk_type)
+    except msgspec.ValidationError:
+        return None
+
+
+def _no_chunk_conversion(elements: list) -> None:
+    return None
 
 
 _KEY_KINDS = {"java.lang.String": "STRING", "java.lang.Byte": "BYTE",
@@ -169,8 +188,8 @@ class _StringTypeInfo(BasicTypeInfo):
             raise self._wrong_type(value, 'str')
         return value
 
-    def fits_all(self, values):
-        return _all_of_type(str, values)
+    def _schema(self):
+        return str
 
 
 class _IntegerTypeInfo(BasicTypeInfo):
@@ -191,11 +210,10 @@ class _IntegerTypeInfo(BasicTypeInfo):
             raise OverflowError("%d is out of range for %r (%d-bit)" % (value, self, self._bits))
         return value
 
-    def fits_all(self, values):
-        if not _all_of_type(int, values):
-            return False
-        return not (self._bits and values) or (
-            -(1 << self._bits - 1) <= min(values) and max(values) < 1 << self._bits - 1)
+    def _schema(self):
+        if not self._bits:
+            return int
+        return Annotated[int, msgspec.Meta(ge=-(1 << self._bits - 1), le=(1 << self._bits - 1) - 1)]
 
 
 class _FloatTypeInfo(BasicTypeInfo):
@@ -205,7 +223,7 @@ class _FloatTypeInfo(BasicTypeInfo):
         self._single = single
 
     def convert(self, value):
-        if not isinstance(value, numbers.Real):
+        if not hasattr(type(value), '__float__'):  # (as PyFlink: a Decimal, a Fraction)
             raise self._wrong_type(value, 'float')
         if not self._single:
             return float(value)
@@ -214,8 +232,8 @@ class _FloatTypeInfo(BasicTypeInfo):
         except OverflowError:
             return math.copysign(math.inf, value)
 
-    def fits_all(self, values):
-        return not self._single and _all_of_type(float, values)
+    def _schema(self):
+        return None if self._single else float  # (no float is 32-bit as it is)
 
     def _java_string(self, value, deep):
         return 'null' if value is None else _java_float_string(value, self._single)
@@ -232,8 +250,8 @@ class _BooleanTypeInfo(BasicTypeInfo):
             raise self._wrong_type(value, 'bool')
         return bool(value)
 
-    def fits_all(self, values):
-        return _all_of_type(bool, values)
+    def _schema(self):
+        return bool
 
     def _java_string(self, value, deep):
         return 'null' if value is None else ('true' if value else 'false')
@@ -566,11 +584,9 @@ class TupleTypeInfo(TypeInformation):
         return tuple(_converted_fields(
             self._field_types, ['f%d' % i for i in range(len(value))], value, False))
 
-    def fits_all(self, values):
-        arity = len(self._field_types)
-        return _all_of_type(tuple, values) and {arity}.issuperset(map(len, values)) and all(
-            field_type.fits_all(list(map(operator.itemgetter(i), values)))
-            for i, field_type in enumerate(self._field_types))
+    def _schema(self):
+        fields = [t._schema() for t in self._field_types]
+        return None if None in fields else Tuple[tuple(fields)]
 
     def collected_value(self, value):
         return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))

@@ -325,17 +325,20 @@ def _fan_out(targets: List[Callable]) -> Callable:
 
 
 def _converting(name: str, output_type, shape: RecordShape, emit: Callable) -> Callable:
-    """Applies the declared output type (e.g. FLOAT rounding, INT range) to each element;
-    a chunk whose values fit it as they are (one check of the chunk) passes unchanged."""
+    """Applies the declared output type (e.g. FLOAT rounding, INT range) to each element:
+    in one pass over the chunk where the type can (``chunk_converter``), else one by one,
+    naming the record that does not fit."""
     convert = shape.mapped(output_type.convert)
+    converted_chunk = output_type.chunk_converter(shape.timed)
 
     def converting(records):
-        if not output_type.fits_all(shape.values(records)):
+        converted = converted_chunk(records)
+        if converted is None:
             try:
-                records = convert_each(convert, records)
+                converted = convert_each(convert, records)
             except RecordWriteError as e:
                 raise OperatorError.wrap(name, e.record, e.cause) from None
-        emit(records)
+        emit(converted)
     return converting
 
 

@@ -2,6 +2,7 @@
 import datetime
 import struct
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, strategies as st
@@ -302,15 +303,15 @@ def test_type_info_classes_of_pyflink():
     assert T.INT().get_java_type_info() is None  # no JVM here
 
 
-# --- a chunk that fits its type passes unchanged (fits_all) ----------------------------
+# --- a chunk converted in one pass (chunk_converter) ---------------------------------------
 
 _SCALAR_TYPES = [T.STRING(), T.BYTE(), T.SHORT(), T.INT(), T.LONG(), T.DOUBLE(), T.FLOAT(),
-                 T.BOOLEAN()]
+                 T.BOOLEAN(), T.BIG_INT()]
 _types = st.recursive(st.sampled_from(_SCALAR_TYPES),
                       lambda inner: st.lists(inner, min_size=1, max_size=3).map(T.TUPLE),
                       max_leaves=6)
 _scalars = st.one_of(st.text(max_size=3), st.integers(-2 ** 70, 2 ** 70), st.booleans(),
-                     st.floats(allow_nan=False), st.none())
+                     st.floats(allow_nan=False), st.decimals(allow_nan=False), st.none())
 _values = st.recursive(_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3).map(tuple), st.lists(inner, max_size=3)), max_leaves=8)
 
@@ -322,26 +323,47 @@ def _converted(type_info, value):
         return None
 
 
-@given(_types, st.lists(_values, max_size=6))
-def test_a_chunk_fits_its_type_only_if_converting_changes_none_of_it(type_info, values):
-    if type_info.fits_all(values):
-        for value in values:
-            converted = type_info.convert(value)
-            assert converted == value and type(converted) is type(value)
+def _identical(a, b) -> bool:
+    """Equal, and of the same types all the way down."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(map(_identical, a, b))
+    return a == b
+
+
+@given(_types, st.lists(_values, max_size=6), st.booleans())
+def test_a_chunk_converted_at_once_is_each_value_converted(type_info, values, timed):
+    elements = [(i, v) for i, v in enumerate(values)] if timed else values
+    converted = type_info.chunk_converter(timed)(elements)
+    if converted is not None:
+        expected = [type_info.convert(v) for v in values]
+        assert _identical([c for _, c in converted] if timed else converted, expected)
+        assert not timed or [t for t, _ in converted] == list(range(len(values)))
 
 
 @given(_types, st.lists(_values, max_size=6))
-def test_converted_values_fit_their_type_unless_it_rounds_floats(type_info, values):
+def test_converted_values_convert_at_once_unless_their_type_rounds_floats(type_info, values):
     converted = [c for c in (_converted(type_info, v) for v in values) if c is not None]
-    assert type_info.fits_all(converted) or 'Float' in repr(type_info)
+    assert type_info.chunk_converter(False)(converted) is not None or 'Float' in repr(type_info)
 
 
-def test_the_chunk_check_catches_one_misfit():
+def test_the_chunk_conversion_leaves_a_misfit_to_the_conversion_of_each():
     pair = T.TUPLE([T.STRING(), T.INT()])
     chunk = [("a", 1)] * 100
-    assert pair.fits_all(chunk)
-    assert not pair.fits_all(chunk + [("a", 2 ** 31)])  # out of INT's range
-    assert not pair.fits_all(chunk + [("a", True)])     # a bool is no INT value as it is
-    assert not pair.fits_all(chunk + [["a", 1]])        # a list becomes a tuple
-    assert not pair.fits_all(chunk + [("a", 1, 2)])
-    assert not T.FLOAT().fits_all([0.1])                 # FLOAT rounds to 32 bits
+    converted = pair.chunk_converter(False)
+    assert converted(chunk) == chunk
+    assert converted(chunk + [("a", 2 ** 31)]) is None  # out of INT's range
+    assert converted(chunk + [("a", True)]) is None     # a bool is no INT value as it is
+    assert converted(chunk + [["a", 1]]) == chunk + [("a", 1)]  # a list becomes a tuple
+    assert converted(chunk + [("a", 1, 2)]) is None
+    assert T.FLOAT().chunk_converter(False)([0.5]) is None    # FLOAT rounds to 32 bits
+
+
+def test_a_double_takes_what_pyflink_takes():
+    # Observed on PyFlink 2.3.0: a Decimal or a Fraction written to a DOUBLE or FLOAT
+    # field arrives as its float (Java's double of it).
+    assert T.DOUBLE().convert(Decimal("1.5")) == 1.5
+    assert T.FLOAT().convert(Fraction(1, 3)) == 0.3333333432674408
+    with pytest.raises(TypeError, match="Double expects float, got str"):
+        T.DOUBLE().convert("1.5")
