@@ -78,14 +78,16 @@ class TypeInformation(object):
         value)`` pairs if ``timed``) in one pass, much cheaper than converting each value:
         it returns what ``convert`` gives for each, or None where it cannot (then convert
         each value, which also names one that does not fit)."""
-        schema = self._schema()
+        schema = self.exact_schema()
         if schema is None:
             return _no_chunk_conversion
         return partial(_converted_chunk, List[Tuple[Any, schema]] if timed else List[schema])
 
-    def _schema(self):
+    def exact_schema(self):
         """The msgspec type whose strict conversion of a value gives what ``convert``
-        gives, or fails where ``convert`` does something else; None if there is none."""
+        gives, or fails where ``convert`` does something else; None if there is none.
+        Every converted value fits it as it is (the exchange ships typed records as
+        msgpack of it)."""
         return None
 
     def _wrong_type(self, value, expected: str):
@@ -188,7 +190,7 @@ class _StringTypeInfo(BasicTypeInfo):
             raise self._wrong_type(value, 'str')
         return value
 
-    def _schema(self):
+    def exact_schema(self):
         return str
 
 
@@ -210,7 +212,7 @@ class _IntegerTypeInfo(BasicTypeInfo):
             raise OverflowError("%d is out of range for %r (%d-bit)" % (value, self, self._bits))
         return value
 
-    def _schema(self):
+    def exact_schema(self):
         if not self._bits:
             return int
         return Annotated[int, msgspec.Meta(ge=-(1 << self._bits - 1), le=(1 << self._bits - 1) - 1)]
@@ -232,7 +234,7 @@ class _FloatTypeInfo(BasicTypeInfo):
         except OverflowError:
             return math.copysign(math.inf, value)
 
-    def _schema(self):
+    def exact_schema(self):
         return None if self._single else float  # (no float is 32-bit as it is)
 
     def _java_string(self, value, deep):
@@ -250,7 +252,7 @@ class _BooleanTypeInfo(BasicTypeInfo):
             raise self._wrong_type(value, 'bool')
         return bool(value)
 
-    def _schema(self):
+    def exact_schema(self):
         return bool
 
     def _java_string(self, value, deep):
@@ -584,8 +586,8 @@ class TupleTypeInfo(TypeInformation):
         return tuple(_converted_fields(
             self._field_types, ['f%d' % i for i in range(len(value))], value, False))
 
-    def _schema(self):
-        fields = [t._schema() for t in self._field_types]
+    def exact_schema(self):
+        fields = [t.exact_schema() for t in self._field_types]
         return None if None in fields else Tuple[tuple(fields)]
 
     def collected_value(self, value):

@@ -12,21 +12,69 @@ at ~3 us each here, and caches missed on records written long before they were r
 With object reuse, where both subtasks run in one process, the pieces of a subtask's
 chunk for its own partition index are never pickled: they stay in the process
 (``kept``) until that subtask reads them.
+
+Records converted to a declared type with an exact schema (``TypeInformation.
+exact_schema``) travel as msgpack of that schema instead (``PieceCodec``: a third of
+pickle's time to write, as fast to read), each piece as a pickled ``bytes``.
 """
 import io
 import os
 import pickle
-from typing import Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import msgspec
 
 from engine.batch import ExchangeFile, KeptChunk
 from engine.errors import OperatorError
+from engine.graph import HASH, JobPlan
+from engine.runtime.operators.chunks import KeyedChunk
 
 _kept: Dict[tuple, list] = {}  # KeptChunk key -> its pieces, until read
 
 
-def pickled(operator: str, records) -> bytes:
+class PieceCodec:
+    """The msgpack encoding of an edge's pieces of typed records: a list of elements, or
+    a ``KeyedChunk`` with keys of a declared basic type."""
+
+    def __init__(self, schema, timed: bool, keyed: bool):
+        element = Tuple[Any, schema] if timed else schema
+        self._keyed = keyed
+        self._encode = msgspec.msgpack.Encoder().encode
+        self._decode = msgspec.msgpack.Decoder(
+            Tuple[List[Any], List[element]] if keyed else List[element]).decode
+
+    def encoded(self, piece) -> Optional[bytes]:
+        """The piece's msgpack, or None if msgpack cannot hold it (an int beyond 64 bits,
+        a lone surrogate)."""
+        try:
+            return self._encode((piece.keys, piece.elements) if self._keyed else piece)
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    def decoded(self, data: bytes):
+        """The piece ``encoded`` gave ``data`` for."""
+        return KeyedChunk(*self._decode(data)) if self._keyed else self._decode(data)
+
+
+def edge_codec(plan: JobPlan, edge_id: int) -> Optional[PieceCodec]:
+    """The codec of the edge's typed records (None: they are pickled): its records are of
+    the upstream node's declared type, and its keys, if it ships them, of a basic type."""
+    edge = plan.edges[edge_id]
+    schema = plan.nodes[edge.src].output_type.exact_schema()
+    keyed = plan.nodes[edge.dst].keyed and edge.partitioning.strategy == HASH
+    key_type = edge.partitioning.key_type
+    if schema is None or edge.side_tag is not None or keyed and (
+            key_type is None or key_type.fields):
+        return None
+    return PieceCodec(schema, plan.timed, keyed)
+
+
+def pickled(operator: str, records, codec: Optional[PieceCodec] = None) -> bytes:
     """Pickles a piece of a chunk once, here: Spark's filter and shuffle then move bytes
-    only."""
+    only (records of a declared type as the ``codec``'s msgpack, if it has one)."""
+    encoded = None if codec is None else codec.encoded(records)
+    if encoded is not None:
+        return pickle.dumps(encoded, pickle.HIGHEST_PROTOCOL)
     try:
         try:
             return _pickled_without_memo(records)
@@ -70,8 +118,9 @@ def holds_kept_chunks() -> bool:
     return bool(_kept)
 
 
-def records_of(payload) -> Iterator:
-    """The records of a payload, a piece at a time (a list, or a ``KeyedChunk``)."""
+def records_of(payload, codec: Optional[PieceCodec] = None) -> Iterator:
+    """The records of a payload, a piece at a time (a list, or a ``KeyedChunk``); the
+    ``codec`` of its edge decodes pieces of typed records."""
     if isinstance(payload, KeptChunk):
         pieces = _kept.pop(payload.key, None)
         if pieces is None:
@@ -85,7 +134,8 @@ def records_of(payload) -> Iterator:
     stream = io.BytesIO(payload)
     load = pickle.Unpickler(stream).load
     while stream.tell() < len(payload):
-        yield load()
+        piece = load()
+        yield codec.decoded(piece) if type(piece) is bytes else piece
 
 
 def _pickled_without_memo(records: list) -> bytes:

@@ -13,7 +13,7 @@ from typing import Callable, List, Optional
 from core.keygroups import KeyGrouping, compute_operator_index_for_key_group
 
 from engine.errors import OperatorError
-from engine.runtime.exchange import pickled
+from engine.runtime.exchange import PieceCodec, pickled
 from engine.runtime.operators.chunks import KeyedChunk, RecordShape
 from engine.graph import BROADCAST, CUSTOM, FORWARD, HASH, REBALANCE, RESCALE, SHUFFLE, Partitioning
 
@@ -26,9 +26,11 @@ class Router:
 
     def __init__(self, name: str, partitioning: Partitioning, subtask: int,
                  up_parallelism: int, down_parallelism: int, down_max_parallelism: int,
-                 seed: int, shape: RecordShape, keyed_target: bool = True):
+                 seed: int, shape: RecordShape, keyed_target: bool = True,
+                 codec: Optional[PieceCodec] = None):
         self.name = name
         self.shape = shape
+        self.codec = codec  # of the records' declared type (None: pickled)
         self.chunks: List[list] = [[] for _ in range(down_parallelism)]
         # HASH ships KeyedChunks to keyed operators: the records' keys, per target.
         self.keys: Optional[List[list]] = (
@@ -58,7 +60,7 @@ class Router:
             if self.keys is not None:
                 self.keys[target] = []
             return
-        self.pieces[target].append(pickled(self.name, piece))
+        self.pieces[target].append(pickled(self.name, piece, self.codec))
         chunk.clear()
         if self.keys is not None:
             self.keys[target].clear()

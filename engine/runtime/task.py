@@ -25,7 +25,8 @@ from engine.batch import BatchInfo, CompiledJob, DataChunk, MaxTimestamp, Metric
     TaskFailure
 from engine.errors import OperatorError, RecordWriteError
 from engine.io.sinks import convert_each
-from engine.runtime.exchange import drop_kept_chunks_but, holds_kept_chunks, kept, payload_of, records_of
+from engine.runtime.exchange import (drop_kept_chunks_but, edge_codec, holds_kept_chunks, kept,
+                                     payload_of, records_of)
 from engine.graph import Stage
 from engine.runtime.metrics import OperatorMetrics
 from engine.runtime.operators.base import is_pickled
@@ -129,6 +130,7 @@ class StageInstance:
         for n in stage.nodes:
             self.operators[n].open()
         self.entry = {}        # edge id -> the input handler its chunks go to
+        self.codecs = {e: edge_codec(plan, e) for e in stage.in_edges}  # of typed pieces
         self.input_rank = {}   # edge id -> rank: a batch's chunks are processed in rank order
         for e in stage.in_edges:
             edge = plan.edges[e]
@@ -176,7 +178,8 @@ class StageInstance:
             router = Router(node.name, edge.partitioning, self.partition,
                             node.parallelism, down.parallelism, down.max_parallelism,
                             seed=zlib.crc32(f"{self.batch.run_id}/{e}/{self.partition}".encode()),
-                            shape=self.shape, keyed_target=down.keyed)
+                            shape=self.shape, keyed_target=down.keyed,
+                            codec=edge_codec(plan, e) if self._emits_converted(node) else None)
             self.routers[e] = router
             if edge.side_tag is None:
                 targets.append(router.route)
@@ -200,8 +203,23 @@ class StageInstance:
             return False
         if not self.operators[node.id].forwards_input:
             return True
-        return any(node.id in plan.nodes[n].chained and plan.hands_on_unconverted(plan.nodes[n])
-                   for n in self.stage.nodes)
+        upstream = self._chained_upstream(node)
+        return upstream is not None and plan.hands_on_unconverted(upstream)
+
+    def _emits_converted(self, node) -> bool:
+        """Whether the records the node emits are converted to its declared type: it
+        converts them, or forwards what an operator chained before it converted."""
+        if self._converts_output(node):
+            return True
+        upstream = self._chained_upstream(node)
+        return (self.operators[node.id].forwards_input and upstream is not None
+                and self._emits_converted(upstream))
+
+    def _chained_upstream(self, node):
+        """The node chained before ``node`` in this stage, if any."""
+        plan = self.job.plan
+        return next((plan.nodes[n] for n in self.stage.nodes if node.id in plan.nodes[n].chained),
+                    None)
 
     # --- state --------------------------------------------------------------------
     def _restore_state(self, batch: BatchInfo) -> KeyedStateBackend:
@@ -261,7 +279,7 @@ class StageInstance:
             # subtasks in order: the same order on every subtask and every run.
             for chunk in sorted(inputs, key=lambda c: (rank[c.edge], c.source)):
                 timestamps.update(((t.node, t.input), t) for t in chunk.timestamps)
-                for records in records_of(chunk.payload):
+                for records in records_of(chunk.payload, self.codecs[chunk.edge]):
                     entry[chunk.edge](records)
         watermark = self.current_watermark = self._watermark_reached(batch, timestamps)
         operators = [self.operators[n] for n in self.stage.nodes]

@@ -1,5 +1,6 @@
 """Routers: which downstream partition each record goes to."""
 import os
+import pickle
 
 import pytest
 from hypothesis import given
@@ -152,3 +153,22 @@ def test_kept_records_are_read_once_in_their_process_and_dropped_with_their_batc
     with pytest.raises(RuntimeError):
         list(records_of(stale))
     assert list(records_of(current)) == [[5]]
+
+
+def test_typed_pieces_travel_as_msgpack_and_what_it_cannot_hold_as_pickle():
+    from api.common import Types
+    from engine.runtime.exchange import PieceCodec
+    codec = PieceCodec(Types.TUPLE([Types.STRING(), Types.BIG_INT()]).exact_schema(),
+                       timed=False, keyed=False)
+    router = Router("op", Partitioning(FORWARD), 0, 1, 1, 128, seed=7,
+                    shape=RecordShape(timed=False), codec=codec)
+    fits = [("a", 1), ("b", -2 ** 63)]
+    beyond = [("\ud800", 1), ("c", 2 ** 64)]  # a lone surrogate, an int beyond 64 bits
+    pieces = []
+    for records in (fits, beyond):
+        router.route(records)
+        [(_, more)] = router.take_chunks()
+        pieces += more
+    assert [type(pickle.loads(piece)) for piece in pieces] == [bytes, list]
+    assert [r for piece in records_of(payload_of(pieces, None, ""), codec) for r in piece] \
+        == fits + beyond
