@@ -81,7 +81,11 @@ class TypeInformation(object):
         schema = self.exact_schema()
         if schema is None:
             return _no_chunk_conversion
-        return partial(_converted_chunk, List[Tuple[Any, schema]] if timed else List[schema])
+        # (a Struct's type information is built once: a list type's, on every call)
+        chunk = msgspec.defstruct("Chunk", [
+            ("elements", List[Tuple[Any, schema]] if timed else List[schema])],
+            array_like=True)
+        return partial(_converted_chunk, chunk)
 
     def exact_schema(self):
         """The msgspec type whose strict conversion of a value gives what ``convert``
@@ -168,7 +172,7 @@ class BasicTypeInfo(TypeInformation):
 
 def _converted_chunk(chunk_type, elements: list) -> Optional[list]:
     try:
-        return msgspec.convert(elements, chunk_type)
+        return msgspec.convert((elements,), chunk_type).elements
     except msgspec.ValidationError:
         return None
 

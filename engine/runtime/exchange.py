@@ -20,7 +20,7 @@ pickle's time to write, as fast to read), each piece as a pickled ``bytes``.
 import io
 import os
 import pickle
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Annotated, Any, Dict, Iterator, List, Optional, Tuple, get_args, get_origin
 
 import msgspec
 
@@ -37,7 +37,8 @@ class PieceCodec:
     a ``KeyedChunk`` with keys of a declared basic type."""
 
     def __init__(self, schema, timed: bool, keyed: bool):
-        element = Tuple[Any, schema] if timed else schema
+        schema = _unconstrained(schema)  # (the sender converted every value: no range
+        element = Tuple[Any, schema] if timed else schema  # checks again, ~10 % faster)
         self._keyed = keyed
         self._encode = msgspec.msgpack.Encoder().encode
         self._decode = msgspec.msgpack.Decoder(
@@ -54,6 +55,15 @@ class PieceCodec:
     def decoded(self, data: bytes):
         """The piece ``encoded`` gave ``data`` for."""
         return KeyedChunk(*self._decode(data)) if self._keyed else self._decode(data)
+
+
+def _unconstrained(schema):
+    """``schema`` without its ``Annotated`` constraints."""
+    if get_origin(schema) is Annotated:
+        return get_args(schema)[0]
+    if get_origin(schema) is tuple:
+        return Tuple[tuple(map(_unconstrained, get_args(schema)))]
+    return schema
 
 
 def edge_codec(plan: JobPlan, edge_id: int) -> Optional[PieceCodec]:
