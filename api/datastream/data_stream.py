@@ -183,7 +183,9 @@ class DataStream:
             if not 0 <= i < len(types):
                 raise IndexError(f"project(): field {i} does not exist in {input_type}")
         indexes = tuple(field_indexes)
-        return self.map(_Projection(indexes), Types.TUPLE([types[i] for i in indexes]))
+        # (Flink's projection runs in Java: the records it reads and emits are converted)
+        return self._operator("Map", partial(MapOperator, fn.wrap_map(_Projection(indexes))),
+                              Types.TUPLE([types[i] for i in indexes]), python=False)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy
                                          ) -> "DataStream":

@@ -184,6 +184,7 @@ class _MainAndSide(ProcessFunction):
 
 SIDE = OutputTag("side", Types.FLOAT())
 FLOAT_PAIR = Types.TUPLE([Types.INT(), Types.FLOAT()])
+THIRD_AND_INT = Types.TUPLE([Types.FLOAT(), Types.INT()])
 
 
 def _chain_cases():
@@ -214,6 +215,9 @@ def _chain_cases():
         "map, filter, key_by": (lambda s: s.map(_thirds, Types.FLOAT()).filter(bool)
                                 .key_by(lambda x: 1).map(repr),
                                 ["0.3333333432674408", "0.6666666865348816"]),
+        "map, project, map": (lambda s: s.map(lambda x: (x / 3, x), THIRD_AND_INT)
+                              .project(0).map(lambda t: repr(t[0])),
+                              ["0.3333333432674408", "0.6666666865348816"]),
         "map, map without chaining": (lambda s: s.map(_thirds, Types.FLOAT()).map(repr)
                                       .disable_chaining(),
                                       ["0.3333333432674408", "0.6666666865348816"]),
