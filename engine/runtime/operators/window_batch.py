@@ -23,8 +23,6 @@ lateness) takes the general path for that window: its trigger fires at once.
 Results are those of ``WindowOperator`` (``tests/engine/runtime/operators/
 test_window_batch.py`` compares both on random inputs).
 """
-import heapq
-
 from core.codec import user_key
 from engine.errors import OperatorError
 from engine.time.timers import EVENT_TIME, PROCESSING_TIME
@@ -156,8 +154,7 @@ class BatchWindowOperator(WindowOperator):
         in_memory, fresh = self._write_batch(time)
         due = timers.pop_all_due(self._domain, time)
         if fresh:
-            fresh = sorted(timers.entries_of(fresh))
-            due = heapq.merge(due, fresh) if due else fresh
+            due = sorted(due + timers.entries_of(fresh))
         self._fire_due(due, in_memory)
 
     def _fire_due(self, due, in_memory) -> None:
@@ -167,6 +164,7 @@ class BatchWindowOperator(WindowOperator):
         table, dirty, result_of = self._table, self._dirty, self._result
         call, set_key, add_results = self.call_window, self.backend.set_current_key, \
             self._add_results
+        keyed = self.call.kind != "none"  # (only a user's window function sees the key)
         clears, delay = self.call.clears, self.cleanup_delay
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
@@ -178,7 +176,8 @@ class BatchWindowOperator(WindowOperator):
                 if contents is not None and result_of is not None:
                     contents = result_of(contents)
                 if contents is not None and contents != []:
-                    set_key(key)
+                    if keyed:
+                        set_key(key)
                     results = call(user_key(key), window, contents)
                     if results is not None:
                         add_results(results, end)
