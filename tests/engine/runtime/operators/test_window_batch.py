@@ -82,7 +82,9 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("elements"),
               st.lists(st.tuples(st.sampled_from("abc"), st.floats(-5, 5, width=16),
                                  st.integers(0, 12_000)), max_size=8)),
-    st.tuples(st.just("watermark"), st.integers(0, 12_000)),
+    st.tuples(st.just("watermark"), st.one_of(
+        st.integers(0, 12_000),
+        st.integers(0, 24).map(lambda n: n * 500 - 1))),  # a window's end or cleanup time
     st.tuples(st.just("processing_time"), st.integers(0, 2500))), max_size=12)
 
 
