@@ -88,6 +88,7 @@ class BatchWindowOperator(WindowOperator):
         size, slide, offset = self._size, self._slide, self._offset
         event_time, timed = self.event_time, self.task.shape.timed
         watermark = self.task.clock.current_watermark if event_time else MIN_WATERMARK
+        passed = watermark - size + 1  # the watermark passed the windows starting up to here
         lateness = self.allowed_lateness
         now = self.task.clock.processing_time
         value = None
@@ -101,47 +102,56 @@ class BatchWindowOperator(WindowOperator):
                     self.assigner.assign_windows(value, MIN_WATERMARK, self.assigner_context)
                 else:
                     time = timestamp
+                start = time - (time - offset) % slide  # of its last window; then earlier ones
+                stop = time - size
+                if start <= stop or start <= passed:  # in no window (a gap), or all late
+                    if not self._add_late(key, value, timestamp, start, stop) and event_time \
+                            and timestamp + lateness <= watermark:
+                        late.append((timestamp, value))
+                    continue
                 windows = batch.get(key)
                 if windows is None:
                     windows = batch[key] = {}
-                start = time - (time - offset) % slide
-                added = False
-                while start > time - size:
-                    if start + size - 1 <= watermark:  # the watermark passed the window
-                        added = self._add_late(key, value, timestamp, start) or added
+                while True:  # (a tumbling window's element: once)
+                    entry = windows.get(start)
+                    if entry is None:
+                        window = shared_windows.get(start)
+                        if window is None:
+                            window = shared_windows[start] = TimeWindow(start, start + size)
+                        entry = windows[start] = [window, table.get((key, window))]
+                    contents = entry[1]
+                    if reduce is not None:
+                        entry[1] = value if contents is None else reduce(contents, value)
+                    elif value is None:
+                        entry[1] = None
                     else:
-                        entry = windows.get(start)
-                        if entry is None:
-                            window = shared_windows.get(start)
-                            if window is None:
-                                window = shared_windows[start] = TimeWindow(start, start + size)
-                            entry = windows[start] = [window, table.get((key, window))]
-                        contents = entry[1]
-                        if reduce is not None:
-                            entry[1] = value if contents is None else reduce(contents, value)
-                        elif value is None:
-                            entry[1] = None
-                        else:
-                            entry[1] = add(value, create() if contents is None else contents)
-                        added = True
+                        entry[1] = add(value, create() if contents is None else contents)
                     start -= slide
-                if not added and event_time and timestamp + lateness <= watermark:
-                    late.append((timestamp, value))
+                    if start <= stop:
+                        break
+                    if start <= passed:
+                        self._add_late(key, value, timestamp, start, stop)
+                        break
         except OperatorError:
             raise
         except Exception as e:
             raise OperatorError.wrap(self.name, value, e) from None
         return late
 
-    def _add_late(self, key, value, timestamp, start) -> bool:
-        """The general path for a window the watermark passed: dropped if its cleanup
-        time passed too (False), else added, and its trigger fires it at once."""
-        window = TimeWindow(start, start + self._size)
-        if self._is_window_late(window):
-            return False
-        self.backend.set_current_key(key)
-        self._add_to_window(value, timestamp, window, window)
-        return True
+    def _add_late(self, key, value, timestamp, start, stop) -> bool:
+        """The general path for the element's windows the watermark passed (those that
+        start at ``start``, ``start - slide``, ... after ``stop``): a window whose cleanup
+        time passed too drops it, any other takes it, and its trigger fires it at once.
+        Whether a window took it."""
+        added = False
+        while start > stop:
+            window = TimeWindow(start, start + self._size)
+            if not self._is_window_late(window):
+                self.backend.set_current_key(key)
+                self._add_to_window(value, timestamp, window, window)
+                added = True
+            start -= self._slide
+        return added
 
     # --- timers -------------------------------------------------------------------
     def _fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
