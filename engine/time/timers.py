@@ -207,7 +207,7 @@ class InternalTimerService:
     def register_all(self, domain: str, timers: Iterable[Tuple[Hashable, Hashable, int]]) -> None:
         """``register`` for each ``(key, namespace, timestamp)``, with one index update."""
         table, dirty, entries = self._table(domain), self._dirty[domain], self._entries[domain]
-        new = []
+        new, slots = [], []
         for key, namespace, timestamp in timers:
             _check_timestamp(timestamp)
             key = key_identity(key)
@@ -216,10 +216,9 @@ class InternalTimerService:
                 table[slot] = True
                 dirty.add(slot)
                 new.append((key, namespace, timestamp))
+                slots.append(slot)
         added = self.entries_of(new)
-        for entry in added:
-            timestamp, _, _, _, key, namespace = entry
-            entries[(key, (namespace, timestamp))] = entry
+        entries.update(zip(slots, added))
         self._index[domain].update(added)
 
     def entries_of(self, timers: Iterable[Tuple[Hashable, Hashable, int]]) -> List[_Entry]:
@@ -228,6 +227,7 @@ class InternalTimerService:
         a key or namespace met again reuses its order token."""
         tokens = {}
         entries = []
+        sequence = self._sequence
         for key, namespace, timestamp in timers:
             key = key_identity(key)
             key_token = tokens.get(key)
@@ -236,9 +236,9 @@ class InternalTimerService:
             namespace_token = tokens.get(namespace)
             if namespace_token is None:
                 namespace_token = tokens[namespace] = order_token(namespace)
-            self._sequence += 1
-            entries.append((timestamp, key_token, namespace_token, self._sequence, key,
-                            namespace))
+            sequence += 1
+            entries.append((timestamp, key_token, namespace_token, sequence, key, namespace))
+        self._sequence = sequence
         return entries
 
     def delete(self, domain: str, key: Hashable, namespace: Hashable, timestamp: int) -> None:
