@@ -222,7 +222,7 @@ class WindowOperator(UdfOperator):
         self.trigger_context = _TriggerContext(self)
         self.window_context = _ProcessWindowContext(self)
         self.call_window = self.call.bind(self.window_context)
-        self._out = None
+        self._add_results = None  # (set for each call: ``_collect``)
         self._side = SideOutputs(self.name, task.shape, self.side_outputs)
 
     def state_of(self, state_descriptor):
@@ -252,7 +252,7 @@ class WindowOperator(UdfOperator):
 
     # --- elements -----------------------------------------------------------------
     def process_chunk(self, pairs):
-        self._out = out = []
+        out = self._collect()
         try:
             late = self._add_chunk(pairs)
         finally:
@@ -260,7 +260,7 @@ class WindowOperator(UdfOperator):
         self._emit(out, late)
 
     def _add_chunk(self, pairs) -> list:
-        """Adds each element to its windows (what fires goes to ``self._out``); returns
+        """Adds each element to its windows (what fires goes to ``_add_results``); returns
         the late elements, (timestamp, value), those every window of which was late. An
         error names its element."""
         late = []
@@ -327,15 +327,22 @@ class WindowOperator(UdfOperator):
         if results is not None:
             self._add_results(results, timestamp)
 
-    def _add_results(self, results, timestamp: int) -> None:
-        """Adds a window function's results, at ``timestamp``, to this batch's output;
-        ``(OutputTag, value)`` results to that side output."""
-        element, out, add_side = self.task.shape.element, self._out, self._side.add
-        for result in results:
-            if is_side_output(result):
-                add_side(result[0], result[1], timestamp)
-            else:
-                out.append(element(result, timestamp))
+    def _collect(self) -> list:
+        """A new output list, which ``self._add_results(results, timestamp)`` then fills:
+        it adds a window function's results, at ``timestamp``; ``(OutputTag, value)``
+        results go to that side output. (A function bound once per call: firing many
+        windows, the per-window cost of a method looking up its targets shows.)"""
+        out = []
+        element, add_side = self.task.shape.element, self._side.add
+
+        def add_results(results, timestamp: int) -> None:
+            for result in results:
+                if is_side_output(result):
+                    add_side(result[0], result[1], timestamp)
+                else:
+                    out.append(element(result, timestamp))
+        self._add_results = add_results
+        return out
 
     def _register_cleanup_timer(self, window) -> None:
         cleanup = self._cleanup_time(window)
@@ -390,7 +397,7 @@ class WindowOperator(UdfOperator):
 
     # --- timers -------------------------------------------------------------------
     def fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
-        self._out = out = []
+        out = self._collect()
         try:
             self._fire_timers(watermark, processing_time, flush_processing)
         except OperatorError:
@@ -402,7 +409,7 @@ class WindowOperator(UdfOperator):
         self._emit(out, [])
 
     def _fire_timers(self, watermark: int, processing_time: int, flush_processing: bool):
-        """Fires the due timers; what fires goes to ``self._out``."""
+        """Fires the due timers; what fires goes to ``_add_results``."""
         timers = self.task.timers
         if not timers.count():
             return
