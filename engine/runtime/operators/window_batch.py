@@ -179,7 +179,8 @@ class BatchWindowOperator(WindowOperator):
         for timestamp, _, _, _, key, window in due:
             slot = (key, window)
             end = window.end - 1
-            cleans = timestamp == min(end + delay, MAX_WATERMARK)  # ``_cleanup_time``
+            # the cleanup time (``_cleanup_time``: end + delay, at most MAX_WATERMARK)?
+            cleans = timestamp == end + delay or timestamp == MAX_WATERMARK
             held = in_memory.pop(slot, _ABSENT) if cleans else in_memory.get(slot, _ABSENT)
             if timestamp == end:
                 contents = table.get(slot) if held is _ABSENT else held
@@ -213,7 +214,9 @@ class BatchWindowOperator(WindowOperator):
         for key in sorted(batch, key=_order_of_key):
             for window, contents in batch[key].values():
                 end = window.end - 1
-                cleanup = min(end + delay, MAX_WATERMARK)  # ``_cleanup_time``, inline
+                cleanup = end + delay  # ``_cleanup_time``, inline
+                if cleanup > MAX_WATERMARK:
+                    cleanup = MAX_WATERMARK
                 slot = (key, window)
                 if cleanup <= time and not timers.contains(domain, key, window, end):
                     if contents is not None:
