@@ -149,6 +149,19 @@ def test_a_value_not_of_its_declared_type_names_operator_field_and_value():
             "field 'f1': Integer expects int, got str: 'seven'") in str(info.value)
 
 
+def test_a_tuple_that_does_not_fit_among_fitting_ones_names_its_record_and_field():
+    # (the chunk's one-pass conversion fails, then converting each value names the misfit)
+    env = make_env("local")
+    pair = Types.TUPLE([Types.STRING(), Types.INT()])
+    env.from_collection(list(range(100))).map(
+        lambda x: ("a", "seven" if x == 57 else x), output_type=pair) \
+        .key_by(lambda p: p[0]).map(str).print()
+    with pytest.raises(JobExecutionException) as info:
+        env.execute()
+    assert ("Operator 'Map' failed on record ('a', 'seven'): TypeError: field 'f1': Integer "
+            "expects int, got str: 'seven'") in str(info.value)
+
+
 def test_unserializable_function_fails_before_anything_runs(capfd):
     lock = threading.Lock()
     env = make_env("spark")  # Spark is never reached: the error comes first
