@@ -63,10 +63,6 @@ class RecordShape:
         """The elements of plain values (without timestamps)."""
         return [(None, value) for value in values] if self.timed else values
 
-    def values(self, elements: list) -> list:
-        """The values of elements (without their timestamps)."""
-        return [value for _, value in elements] if self.timed else elements
-
     def key_getter(self, get_key: Callable) -> Callable:
         """``get_key`` applied to an element's value."""
         return (lambda element: get_key(element[1])) if self.timed else get_key
