@@ -26,14 +26,14 @@ import pickle
 import struct
 from decimal import Decimal, InvalidOperation
 from functools import partial
-from typing import Annotated, Any, Callable, List, Optional, Tuple
+from typing import Annotated, Any, Callable, List, NamedTuple, Optional, Tuple
 
 import msgspec
 
 from core.keygroups import KeyType
 
 from .time import Instant
-from .types import Row, RowKind
+from .types import Row, RowKind, new_row
 
 __all__ = ['TypeInformation', 'Types', 'BasicType', 'BasicTypeInfo', 'PickledBytesTypeInfo',
            'RowTypeInfo', 'TupleTypeInfo', 'ListTypeInfo', 'MapTypeInfo', 'BasicArrayTypeInfo',
@@ -81,11 +81,7 @@ class TypeInformation(object):
         schema = self.exact_schema()
         if schema is None:
             return _no_chunk_conversion
-        # (a Struct's type information is built once: a list type's, on every call)
-        chunk = msgspec.defstruct("Chunk", [
-            ("elements", List[Tuple[Any, schema]] if timed else List[schema])],
-            array_like=True)
-        return partial(_converted_chunk, chunk)
+        return partial(_converted_chunk, _chunk_of(schema, timed))
 
     def exact_schema(self):
         """The msgspec type whose strict conversion of a value gives what ``convert``
@@ -93,6 +89,14 @@ class TypeInformation(object):
         Every converted value fits it as it is (the exchange ships typed records as
         msgpack of it)."""
         return None
+
+    def wire_form(self, timed: bool) -> Optional['WireForm']:
+        """How a chunk of converted elements of this type (``(timestamp, value)`` pairs
+        if ``timed``) crosses an exchange as msgpack; None if it is pickled."""
+        schema = self.exact_schema()
+        if schema is None:
+            return None
+        return WireForm(Tuple[Any, schema] if timed else schema, None, None)
 
     def _wrong_type(self, value, expected: str):
         return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
@@ -168,6 +172,21 @@ class BasicTypeInfo(TypeInformation):
 
     def __repr__(self):
         return self._name
+
+
+class WireForm(NamedTuple):
+    """A type's records on an exchange: msgpack of ``schema`` (one element's), of the
+    elements as they are or as ``to_wire`` gives them (``from_wire`` gives them back)."""
+    schema: Any
+    to_wire: Optional[Callable[[list], list]]
+    from_wire: Optional[Callable[[list], list]]
+
+
+def _chunk_of(schema, timed: bool):
+    """The msgspec type of a chunk of elements of ``schema`` (a Struct: its type
+    information is built once, a list type's on every conversion)."""
+    return msgspec.defstruct("Chunk", [
+        ("elements", List[Tuple[Any, schema]] if timed else List[schema])], array_like=True)
 
 
 def _converted_chunk(chunk_type, elements: list) -> Optional[list]:
@@ -483,10 +502,37 @@ class RowTypeInfo(TypeInformation):
         if len(values) != len(self._field_types):
             raise ValueError("%r expects %d fields, got %d: %r"
                              % (self, len(self._field_types), len(values), value))
-        row = Row(*_converted_fields(self._field_types, self._names, values, True))
-        row._fields = self._names
-        row._row_kind = kind
-        return row
+        return new_row(_converted_fields(self._field_types, self._names, values, True),
+                       self._names, kind)
+
+    def chunk_converter(self, timed: bool) -> Callable[[list], Optional[list]]:
+        schema = self._values_schema()
+        if schema is None:
+            return _no_chunk_conversion
+        return partial(_converted_rows, _chunk_of(schema, False), self._names, timed)
+
+    def wire_form(self, timed: bool) -> Optional[WireForm]:
+        """A row crosses as ``(kind, values)``."""
+        schema = self._values_schema()
+        if schema is None:
+            return None
+        names = self._names
+        if timed:
+            return WireForm(
+                Tuple[Any, Tuple[int, schema]],
+                lambda elements: [(t, (r._row_kind._value_, r._values)) for t, r in elements],
+                lambda elements: [(t, new_row(list(values), names, _ROW_KINDS[kind]))
+                                  for t, (kind, values) in elements])
+        return WireForm(
+            Tuple[int, schema],
+            lambda rows: [(r._row_kind._value_, r._values) for r in rows],
+            lambda rows: [new_row(list(values), names, _ROW_KINDS[kind])
+                          for kind, values in rows])
+
+    def _values_schema(self):
+        """The exact schema of a row's values (each may be None), or None."""
+        fields = [t.exact_schema() for t in self._field_types]
+        return None if None in fields else Tuple[tuple(Optional[f] for f in fields)]
 
     def need_conversion(self) -> bool:
         return True
@@ -546,6 +592,36 @@ class RowTypeInfo(TypeInformation):
             return 'RowTypeInfo(%s)' % ', '.join(
                 '%s: %r' % nt for nt in zip(self._field_names, self._field_types))
         return 'RowTypeInfo(%s)' % ', '.join(repr(t) for t in self._field_types)
+
+
+_ROW_KINDS = tuple(RowKind)  # by value
+
+
+def _converted_rows(values_chunk, names: List[str], timed: bool, elements: list):
+    """``RowTypeInfo.convert`` of each element (a Row, tuple or list) in one msgspec pass
+    over their values, or None where that cannot be done."""
+    values, kinds = [], []
+    insert = RowKind.INSERT
+    for element in elements:
+        value = element[1] if timed else element
+        kind = type(value)
+        if kind is Row:
+            attributes = value.__dict__
+            fields = attributes.get('_fields', names)
+            if fields is not names and fields != names:  # (convert picks them by name)
+                return None
+            values.append(attributes['_values'])
+            kinds.append(attributes['_row_kind'])
+        elif kind is tuple or kind is list:
+            values.append(value)
+            kinds.append(insert)
+        else:
+            return None
+    converted = _converted_chunk(values_chunk, values)
+    if converted is None:
+        return None
+    rows = [new_row(list(v), names, kind) for v, kind in zip(converted, kinds)]
+    return [(element[0], row) for element, row in zip(elements, rows)] if timed else rows
 
 
 _CONVERSION_ERRORS = (TypeError, ValueError, OverflowError)

@@ -13,14 +13,16 @@ With object reuse, where both subtasks run in one process, the pieces of a subta
 chunk for its own partition index are never pickled: they stay in the process
 (``kept``) until that subtask reads them.
 
-Records converted to a declared type with an exact schema (``TypeInformation.
-exact_schema``) travel as msgpack of that schema instead (``PieceCodec``: a third of
-pickle's time to write, as fast to read), each piece as a pickled ``bytes``.
+Records converted to a declared type with a wire form (``TypeInformation.wire_form``:
+basic types, tuples and rows of them) travel as msgpack of its schema instead
+(``PieceCodec``: a third of pickle's time to write, as fast to read), each piece as a
+pickled ``bytes``.
 """
 import io
 import os
 import pickle
-from typing import Annotated, Any, Dict, Iterator, List, Optional, Tuple, get_args, get_origin
+from typing import (Annotated, Any, Dict, Iterator, List, Optional, Tuple, Union, get_args,
+                    get_origin)
 
 import msgspec
 
@@ -34,12 +36,13 @@ _kept: Dict[tuple, list] = {}  # KeptChunk key -> its pieces, until read
 
 class PieceCodec:
     """The msgpack encoding of an edge's pieces of typed records: a list of elements, or
-    a ``KeyedChunk`` with keys of a declared basic type."""
+    a ``KeyedChunk`` with keys of a declared basic type, in their type's ``WireForm``
+    (``api.common.typeinfo``)."""
 
-    def __init__(self, schema, timed: bool, keyed: bool):
-        schema = _unconstrained(schema)  # (the sender converted every value: no range
-        element = Tuple[Any, schema] if timed else schema  # checks again, ~10 % faster)
-        self._keyed = keyed
+    def __init__(self, wire, keyed: bool):
+        element = _unconstrained(wire.schema)  # (the sender converted every value: no
+        self._keyed = keyed                    # range checks again, ~10 % faster)
+        self._to_wire, self._from_wire = wire.to_wire, wire.from_wire
         self._encode = msgspec.msgpack.Encoder().encode
         self._decode = msgspec.msgpack.Decoder(
             Tuple[List[Any], List[element]] if keyed else List[element]).decode
@@ -47,22 +50,34 @@ class PieceCodec:
     def encoded(self, piece) -> Optional[bytes]:
         """The piece's msgpack, or None if msgpack cannot hold it (an int beyond 64 bits,
         a lone surrogate)."""
+        elements = piece.elements if self._keyed else piece
         try:
-            return self._encode((piece.keys, piece.elements) if self._keyed else piece)
+            if self._to_wire is not None:
+                elements = self._to_wire(elements)
+            return self._encode((piece.keys, elements) if self._keyed else elements)
         except (TypeError, ValueError, OverflowError):
             return None
 
     def decoded(self, data: bytes):
         """The piece ``encoded`` gave ``data`` for."""
-        return KeyedChunk(*self._decode(data)) if self._keyed else self._decode(data)
+        if self._keyed:
+            keys, elements = self._decode(data)
+        else:
+            elements = self._decode(data)
+        if self._from_wire is not None:
+            elements = self._from_wire(elements)
+        return KeyedChunk(keys, elements) if self._keyed else elements
 
 
 def _unconstrained(schema):
     """``schema`` without its ``Annotated`` constraints."""
-    if get_origin(schema) is Annotated:
+    origin = get_origin(schema)
+    if origin is Annotated:
         return get_args(schema)[0]
-    if get_origin(schema) is tuple:
+    if origin is tuple:
         return Tuple[tuple(map(_unconstrained, get_args(schema)))]
+    if origin is Union:
+        return Union[tuple(map(_unconstrained, get_args(schema)))]
     return schema
 
 
@@ -70,13 +85,13 @@ def edge_codec(plan: JobPlan, edge_id: int) -> Optional[PieceCodec]:
     """The codec of the edge's typed records (None: they are pickled): its records are of
     the upstream node's declared type, and its keys, if it ships them, of a basic type."""
     edge = plan.edges[edge_id]
-    schema = plan.nodes[edge.src].output_type.exact_schema()
+    wire = plan.nodes[edge.src].output_type.wire_form(plan.timed)
     keyed = plan.nodes[edge.dst].keyed and edge.partitioning.strategy == HASH
     key_type = edge.partitioning.key_type
-    if schema is None or edge.side_tag is not None or keyed and (
+    if wire is None or edge.side_tag is not None or keyed and (
             key_type is None or key_type.fields):
         return None
-    return PieceCodec(schema, plan.timed, keyed)
+    return PieceCodec(wire, keyed)
 
 
 def pickled(operator: str, records, codec: Optional[PieceCodec] = None) -> bytes:

@@ -307,13 +307,17 @@ def test_type_info_classes_of_pyflink():
 
 _SCALAR_TYPES = [T.STRING(), T.BYTE(), T.SHORT(), T.INT(), T.LONG(), T.DOUBLE(), T.FLOAT(),
                  T.BOOLEAN(), T.BIG_INT()]
-_types = st.recursive(st.sampled_from(_SCALAR_TYPES),
-                      lambda inner: st.lists(inner, min_size=1, max_size=3).map(T.TUPLE),
-                      max_leaves=6)
+_tuple_types = st.recursive(st.sampled_from(_SCALAR_TYPES),
+                            lambda inner: st.lists(inner, min_size=1, max_size=3).map(T.TUPLE),
+                            max_leaves=6)
+_types = st.one_of(_tuple_types, st.lists(_tuple_types, min_size=1, max_size=3).map(T.ROW))
 _scalars = st.one_of(st.text(max_size=3), st.integers(-2 ** 70, 2 ** 70), st.booleans(),
                      st.floats(allow_nan=False), st.decimals(allow_nan=False), st.none())
+_kinds = st.sampled_from(list(RowKind))
 _values = st.recursive(_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3).map(tuple), st.lists(inner, max_size=3)), max_leaves=8)
+    st.lists(inner, max_size=3).map(tuple), st.lists(inner, max_size=3),
+    st.tuples(st.lists(inner, max_size=3), _kinds).map(lambda vk: Row.of_kind(vk[1], *vk[0]))),
+    max_leaves=8)
 
 
 def _converted(type_info, value):
@@ -329,6 +333,9 @@ def _identical(a, b) -> bool:
         return False
     if type(a) in (tuple, list):
         return len(a) == len(b) and all(map(_identical, a, b))
+    if type(a) is Row:
+        return (a.get_row_kind(), getattr(a, "_fields", None)) == \
+            (b.get_row_kind(), getattr(b, "_fields", None)) and _identical(a._values, b._values)
     return a == b
 
 

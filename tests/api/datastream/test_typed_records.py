@@ -3,7 +3,7 @@ across exchanges), never what a job computes: typed and untyped runs of one prog
 the same records, of the same Python types."""
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from api.common import Types, WatermarkStrategy
+from api.common import Row, RowKind, Types, WatermarkStrategy
 from api.common.watermark_strategy import TimestampAssigner
 from tests.conftest import make_env
 
@@ -63,3 +63,44 @@ def test_typed_and_untyped_runs_give_the_same_records(typed_values, timed, batch
     untyped = _run(values, None, None, key_of_field, timed, batch_size)
     assert _run(values, type_info, key_type, key_of_field, timed, batch_size) == untyped
     assert len(untyped) == len(values)
+
+
+@st.composite
+def _rows(draw):
+    """(a ROW type, its key type, records for it: Rows of any kind, named as the type
+    names its fields or not named, tuples and lists, fields None or not)."""
+    names = draw(st.lists(st.sampled_from(sorted(_BASIC)), min_size=1, max_size=3))
+    types = [_BASIC[n][0]() for n in names]
+    named = draw(st.booleans())
+    field_names = [f"{'c' if named else 'f'}{i}" for i in range(len(names))]
+    key = _BASIC[names[0]][1]
+    fields = st.tuples(key, *(st.one_of(st.none(), _BASIC[n][1]) for n in names[1:]))
+    kinds = st.sampled_from(list(RowKind))
+    record = st.one_of(
+        fields,
+        fields.map(list),
+        st.tuples(fields, kinds).map(lambda fk: Row.of_kind(fk[1], *fk[0])),
+        st.tuples(fields, kinds).map(
+            lambda fk: Row.of_kind(fk[1], **dict(zip(field_names, fk[0])))))
+    row_type = Types.ROW_NAMED(field_names, types) if named else Types.ROW(types)
+    return row_type, types[0], draw(st.lists(record, min_size=1, max_size=40))
+
+
+def _row_seen(row):
+    """What a function sees of a row: its kind, names, values and their Python types."""
+    return (str(row.get_row_kind()), getattr(row, "_fields", None), repr(row._values),
+            [type(v).__name__ for v in row._values])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_rows(), st.booleans(), st.sampled_from([1, 7, 1000]))
+def test_rows_cross_an_exchange_as_each_converted_row(rows, timed, batch_size):
+    row_type, key_type, values = rows
+    env = make_env("local", parallelism=2, micro_batch_size=batch_size)
+    numbered = env.from_collection(list(enumerate(values)))
+    if timed:
+        numbered = numbered.assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(_Position()))
+    seen = numbered.map(lambda pair: pair[1], output_type=row_type) \
+        .key_by(lambda row: row[0], key_type=key_type).map(_row_seen).execute_and_collect()
+    assert sorted(seen) == sorted(_row_seen(row_type.convert(v)) for v in values)

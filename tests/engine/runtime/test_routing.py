@@ -158,8 +158,8 @@ def test_kept_records_are_read_once_in_their_process_and_dropped_with_their_batc
 def test_typed_pieces_travel_as_msgpack_and_what_it_cannot_hold_as_pickle():
     from api.common import Types
     from engine.runtime.exchange import PieceCodec
-    codec = PieceCodec(Types.TUPLE([Types.STRING(), Types.BIG_INT()]).exact_schema(),
-                       timed=False, keyed=False)
+    codec = PieceCodec(Types.TUPLE([Types.STRING(), Types.BIG_INT()]).wire_form(False),
+                       keyed=False)
     router = Router("op", Partitioning(FORWARD), 0, 1, 1, 128, seed=7,
                     shape=RecordShape(timed=False), codec=codec)
     fits = [("a", 1), ("b", -2 ** 63)]
