@@ -15,6 +15,7 @@ PyFlink's ``to_internal_type``/``from_internal_type`` (its wire form of a value:
 microseconds for times, a row kind before a row's fields) work as there;
 ``get_java_type_info`` has no Java type to return here.
 """
+from array import array
 import calendar
 import datetime
 import time
@@ -93,10 +94,15 @@ class TypeInformation(object):
     def wire_form(self, timed: bool) -> Optional['WireForm']:
         """How a chunk of converted elements of this type (``(timestamp, value)`` pairs
         if ``timed``) crosses an exchange as msgpack; None if it is pickled."""
-        schema = self.exact_schema()
+        schema = self._wire_schema()
         if schema is None:
             return None
         return WireForm(Tuple[Any, schema] if timed else schema, None, None)
+
+    def _wire_schema(self):
+        """The msgspec type every converted value of this type fits: ``exact_schema``, or
+        also one for a type whose conversion rounds (FLOAT); None if there is none."""
+        return self.exact_schema()
 
     def _wrong_type(self, value, expected: str):
         return TypeError("%r expects %s, got %s: %r" % (self, expected, type(value).__name__, value))
@@ -259,6 +265,14 @@ class _FloatTypeInfo(BasicTypeInfo):
 
     def exact_schema(self):
         return None if self._single else float  # (no float is 32-bit as it is)
+
+    def _wire_schema(self):
+        return float
+
+    def chunk_converter(self, timed: bool) -> Callable[[list], Optional[list]]:
+        if not self._single:
+            return super().chunk_converter(timed)
+        return partial(_rounded_chunk, _chunk_of(float, timed), _singles, timed)
 
     def _java_string(self, value, deep):
         return 'null' if value is None else _java_float_string(value, self._single)
@@ -506,10 +520,12 @@ class RowTypeInfo(TypeInformation):
                        self._names, kind)
 
     def chunk_converter(self, timed: bool) -> Callable[[list], Optional[list]]:
-        schema = self._values_schema()
-        if schema is None:
+        fields = _loose_fields(self._field_types)
+        if fields is None:
             return _no_chunk_conversion
-        return partial(_converted_rows, _chunk_of(schema, False), self._names, timed)
+        schemas, singles = fields
+        schema = Tuple[tuple(Optional[f] for f in schemas)]
+        return partial(_converted_rows, _chunk_of(schema, False), singles, self._names, timed)
 
     def wire_form(self, timed: bool) -> Optional[WireForm]:
         """A row crosses as ``(kind, values)``."""
@@ -530,8 +546,8 @@ class RowTypeInfo(TypeInformation):
                           for kind, values in rows])
 
     def _values_schema(self):
-        """The exact schema of a row's values (each may be None), or None."""
-        fields = [t.exact_schema() for t in self._field_types]
+        """The wire schema of a row's values (each may be None), or None."""
+        fields = [t._wire_schema() for t in self._field_types]
         return None if None in fields else Tuple[tuple(Optional[f] for f in fields)]
 
     def need_conversion(self) -> bool:
@@ -597,9 +613,11 @@ class RowTypeInfo(TypeInformation):
 _ROW_KINDS = tuple(RowKind)  # by value
 
 
-def _converted_rows(values_chunk, names: List[str], timed: bool, elements: list):
+def _converted_rows(values_chunk, singles: List[int], names: List[str], timed: bool,
+                    elements: list):
     """``RowTypeInfo.convert`` of each element (a Row, tuple or list) in one msgspec pass
-    over their values, or None where that cannot be done."""
+    over their values (then rounding their FLOAT fields, at ``singles``), or None where
+    that cannot be done."""
     values, kinds = [], []
     insert = RowKind.INSERT
     for element in elements:
@@ -620,8 +638,55 @@ def _converted_rows(values_chunk, names: List[str], timed: bool, elements: list)
     converted = _converted_chunk(values_chunk, values)
     if converted is None:
         return None
+    if singles:
+        converted = _round_singles(singles, converted)
     rows = [new_row(list(v), names, kind) for v, kind in zip(converted, kinds)]
     return [(element[0], row) for element, row in zip(elements, rows)] if timed else rows
+
+
+def _loose_fields(field_types):
+    """The schemas that convert fields of ``field_types`` but for rounding FLOAT ones
+    (``float``), and the positions of those; None if a field has no such schema (a FLOAT
+    nested deeper, say)."""
+    schemas, singles = [], []
+    for i, field_type in enumerate(field_types):
+        if isinstance(field_type, _FloatTypeInfo) and field_type._single:
+            schemas.append(float)
+            singles.append(i)
+        else:
+            schemas.append(field_type.exact_schema())
+    return None if None in schemas else (schemas, singles)
+
+
+def _rounded_chunk(chunk_type, round_values: Callable[[list], list], timed: bool,
+                   elements: list) -> Optional[list]:
+    """The chunk converted in one pass, then its values rounded by ``round_values``."""
+    converted = _converted_chunk(chunk_type, elements)
+    if not converted:
+        return converted
+    if not timed:
+        return round_values(converted)
+    stamps, values = zip(*converted)
+    return list(zip(stamps, round_values(values)))
+
+
+def _singles(column) -> list:
+    """Floats rounded to 32 bits, as FLOAT's ``convert`` rounds each (C's cast of a double
+    to a float, as in ``struct``: beyond the range, an infinity); None stays None."""
+    try:
+        return array('f', column).tolist()
+    except TypeError:
+        return [None if v is None else array('f', (v,))[0] for v in column]
+
+
+def _round_singles(singles: List[int], values) -> list:
+    """The tuples ``values`` with their fields at ``singles`` rounded to 32 bits."""
+    if not values:
+        return []
+    columns = list(zip(*values))
+    for i in singles:
+        columns[i] = _singles(columns[i])
+    return list(zip(*columns))
 
 
 _CONVERSION_ERRORS = (TypeError, ValueError, OverflowError)
@@ -669,6 +734,18 @@ class TupleTypeInfo(TypeInformation):
     def exact_schema(self):
         fields = [t.exact_schema() for t in self._field_types]
         return None if None in fields else Tuple[tuple(fields)]
+
+    def _wire_schema(self):
+        fields = [t._wire_schema() for t in self._field_types]
+        return None if None in fields else Tuple[tuple(fields)]
+
+    def chunk_converter(self, timed: bool) -> Callable[[list], Optional[list]]:
+        fields = _loose_fields(self._field_types)
+        if fields is None or not fields[1]:
+            return super().chunk_converter(timed)
+        schemas, singles = fields
+        return partial(_rounded_chunk, _chunk_of(Tuple[tuple(schemas)], timed),
+                       partial(_round_singles, singles), timed)
 
     def collected_value(self, value):
         return tuple(t.collected_value(v) for t, v in zip(self._field_types, value))
