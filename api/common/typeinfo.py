@@ -27,6 +27,7 @@ import pickle
 import struct
 from decimal import Decimal, InvalidOperation
 from functools import partial
+from operator import attrgetter, itemgetter
 from typing import Annotated, Any, Callable, List, NamedTuple, Optional, Tuple
 
 import msgspec
@@ -97,7 +98,7 @@ class TypeInformation(object):
         schema = self._wire_schema()
         if schema is None:
             return None
-        return WireForm(Tuple[Any, schema] if timed else schema, None, None)
+        return WireForm(List[Tuple[Any, schema] if timed else schema], None, None)
 
     def _wire_schema(self):
         """The msgspec type every converted value of this type fits: ``exact_schema``, or
@@ -181,8 +182,8 @@ class BasicTypeInfo(TypeInformation):
 
 
 class WireForm(NamedTuple):
-    """A type's records on an exchange: msgpack of ``schema`` (one element's), of the
-    elements as they are or as ``to_wire`` gives them (``from_wire`` gives them back)."""
+    """A type's records on an exchange: msgpack of ``schema`` (a chunk's), of the list of
+    elements as it is or as ``to_wire`` gives it (``from_wire`` gives it back)."""
     schema: Any
     to_wire: Optional[Callable[[list], list]]
     from_wire: Optional[Callable[[list], list]]
@@ -528,22 +529,15 @@ class RowTypeInfo(TypeInformation):
         return partial(_converted_rows, _chunk_of(schema, False), singles, self._names, timed)
 
     def wire_form(self, timed: bool) -> Optional[WireForm]:
-        """A row crosses as ``(kind, values)``."""
+        """Rows cross as columns: (timestamps,) kinds, values."""
         schema = self._values_schema()
         if schema is None:
             return None
-        names = self._names
         if timed:
-            return WireForm(
-                Tuple[Any, Tuple[int, schema]],
-                lambda elements: [(t, (r._row_kind._value_, r._values)) for t, r in elements],
-                lambda elements: [(t, new_row(list(values), names, _ROW_KINDS[kind]))
-                                  for t, (kind, values) in elements])
-        return WireForm(
-            Tuple[int, schema],
-            lambda rows: [(r._row_kind._value_, r._values) for r in rows],
-            lambda rows: [new_row(list(values), names, _ROW_KINDS[kind])
-                          for kind, values in rows])
+            return WireForm(Tuple[List[Any], List[int], List[schema]], _timed_rows_to_wire,
+                            partial(_timed_rows_from_wire, self._names))
+        return WireForm(Tuple[List[int], List[schema]], _rows_to_wire,
+                        partial(_rows_from_wire, self._names))
 
     def _values_schema(self):
         """The wire schema of a row's values (each may be None), or None."""
@@ -611,6 +605,26 @@ class RowTypeInfo(TypeInformation):
 
 
 _ROW_KINDS = tuple(RowKind)  # by value
+_kind_value_of, _values_of = attrgetter('_row_kind._value_'), attrgetter('_values')
+
+
+def _rows_to_wire(rows: list) -> tuple:
+    return list(map(_kind_value_of, rows)), list(map(_values_of, rows))
+
+
+def _rows_from_wire(names: List[str], wire: tuple) -> list:
+    kinds, values = wire
+    return [new_row(list(v), names, _ROW_KINDS[kind]) for kind, v in zip(kinds, values)]
+
+
+def _timed_rows_to_wire(elements: list) -> tuple:
+    return (list(map(itemgetter(0), elements)),
+            *_rows_to_wire(list(map(itemgetter(1), elements))))
+
+
+def _timed_rows_from_wire(names: List[str], wire: tuple) -> list:
+    stamps, kinds, values = wire
+    return list(zip(stamps, _rows_from_wire(names, (kinds, values))))
 
 
 def _converted_rows(values_chunk, singles: List[int], names: List[str], timed: bool,
@@ -618,6 +632,10 @@ def _converted_rows(values_chunk, singles: List[int], names: List[str], timed: b
     """``RowTypeInfo.convert`` of each element (a Row, tuple or list) in one msgspec pass
     over their values (then rounding their FLOAT fields, at ``singles``), or None where
     that cannot be done."""
+    values = list(map(itemgetter(1), elements)) if timed else elements
+    if set(map(type, values)) == _TUPLES:  # (the common case: a function returned tuples)
+        return _rows_of_values(values_chunk, singles, names, timed, elements, values,
+                               [RowKind.INSERT] * len(values))
     values, kinds = [], []
     insert = RowKind.INSERT
     for element in elements:
@@ -635,13 +653,20 @@ def _converted_rows(values_chunk, singles: List[int], names: List[str], timed: b
             kinds.append(insert)
         else:
             return None
+    return _rows_of_values(values_chunk, singles, names, timed, elements, values, kinds)
+
+
+_TUPLES = {tuple}
+
+
+def _rows_of_values(values_chunk, singles, names, timed, elements, values, kinds):
     converted = _converted_chunk(values_chunk, values)
     if converted is None:
         return None
     if singles:
         converted = _round_singles(singles, converted)
     rows = [new_row(list(v), names, kind) for v, kind in zip(converted, kinds)]
-    return [(element[0], row) for element, row in zip(elements, rows)] if timed else rows
+    return list(zip(map(itemgetter(0), elements), rows)) if timed else rows
 
 
 def _loose_fields(field_types):

@@ -40,12 +40,12 @@ class PieceCodec:
     (``api.common.typeinfo``)."""
 
     def __init__(self, wire, keyed: bool):
-        element = _unconstrained(wire.schema)  # (the sender converted every value: no
-        self._keyed = keyed                    # range checks again, ~10 % faster)
+        elements = _unconstrained(wire.schema)  # (the sender converted every value: no
+        self._keyed = keyed                     # range checks again, ~10 % faster)
         self._to_wire, self._from_wire = wire.to_wire, wire.from_wire
         self._encode = msgspec.msgpack.Encoder().encode
         self._decode = msgspec.msgpack.Decoder(
-            Tuple[List[Any], List[element]] if keyed else List[element]).decode
+            Tuple[List[Any], elements] if keyed else elements).decode
 
     def encoded(self, piece) -> Optional[bytes]:
         """The piece's msgpack, or None if msgpack cannot hold it (an int beyond 64 bits,
@@ -76,6 +76,8 @@ def _unconstrained(schema):
         return get_args(schema)[0]
     if origin is tuple:
         return Tuple[tuple(map(_unconstrained, get_args(schema)))]
+    if origin is list:
+        return List[_unconstrained(get_args(schema)[0])]
     if origin is Union:
         return Union[tuple(map(_unconstrained, get_args(schema)))]
     return schema
