@@ -236,7 +236,8 @@ class StreamExecutionEnvironment:
         elements are converted to that type as PyFlink does (e.g. tuples to Rows)."""
         elements = list(collection)
         if type_info is not None:
-            elements = [_convert_element(type_info, i, e) for i, e in enumerate(elements)]
+            elements = type_info.chunk_converter(False)(elements) or [
+                _convert_element(type_info, i, e) for i, e in enumerate(elements)]
         source = CollectionSource(elements)
         t = Transformation("source", "Source: Collection Source", [],
                            partial(SourceOperator, source.for_tasks()),

@@ -1,6 +1,7 @@
 """Declared types change how records travel (one conversion pass per chunk, msgpack
 across exchanges), never what a job computes: typed and untyped runs of one program give
 the same records, of the same Python types."""
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from api.common import Row, RowKind, Types, WatermarkStrategy
@@ -105,3 +106,14 @@ def test_rows_cross_an_exchange_as_each_converted_row(rows, timed, batch_size):
     seen = numbered.map(lambda pair: pair[1], output_type=row_type) \
         .key_by(lambda row: row[0], key_type=key_type).map(_row_seen).execute_and_collect()
     assert sorted(seen) == sorted(_row_seen(row_type.convert(v)) for v in values)
+
+
+def test_from_collection_converts_at_once_and_names_an_element_that_does_not_fit():
+    env = make_env("local")
+    rows = env.from_collection([("a", 1), ("b", 0.1)], type_info=Types.ROW_NAMED(
+        ["s", "x"], [Types.STRING(), Types.FLOAT()]))
+    assert sorted(rows.map(lambda r: (r.s, repr(r.x))).execute_and_collect()) == \
+        [("a", "1.0"), ("b", "0.10000000149011612")]
+    with pytest.raises(TypeError, match=r"element #1 \('b', 'x'\) does not match .*'f1'"):
+        env.from_collection([("a", 1), ("b", "x")],
+                            type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
