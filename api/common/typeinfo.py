@@ -88,8 +88,7 @@ class TypeInformation(object):
     def exact_schema(self):
         """The msgspec type whose strict conversion of a value gives what ``convert``
         gives, or fails where ``convert`` does something else; None if there is none.
-        Every converted value fits it as it is (the exchange ships typed records as
-        msgpack of it)."""
+        Every converted value fits it as it is."""
         return None
 
     def wire_form(self, timed: bool) -> Optional['WireForm']:
@@ -660,6 +659,8 @@ _TUPLES = {tuple}
 
 
 def _rows_of_values(values_chunk, singles, names, timed, elements, values, kinds):
+    """The rows of ``kinds`` holding ``values`` converted (None if they cannot be), in
+    ``elements``' shape."""
     converted = _converted_chunk(values_chunk, values)
     if converted is None:
         return None
