@@ -266,6 +266,17 @@ def _ext_head(code: int, size: int) -> bytes:
 _TUPLE_HEADS = [_ext_head(_TUPLE, size) for size in range(256)]
 
 
+def _scalar_tuple(obj: tuple) -> Optional[bytes]:
+    """The bytes of a tuple of scalars as the packers write it (an extension holding the
+    msgpack of its items), ~4x faster than through their hook; None for another tuple."""
+    try:
+        items = _SCALAR_PACKER.pack(list(obj))
+    except _NOT_SCALAR:
+        return None
+    size = len(items)
+    return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
+
+
 
 
 class _Writer:
@@ -281,6 +292,10 @@ class _Writer:
         self._value_packer = _fresh_packer(self._value_default)
 
     def key(self, obj: Any) -> bytes:
+        if type(obj) is tuple:  # (a tuple of scalars: a common key, faster, same bytes)
+            data = _scalar_tuple(obj)
+            if data is not None:
+                return data
         return _whole(obj, self._key_packer, self._key_pickle)
 
     def key_item(self, obj: Any) -> Optional[bytes]:
@@ -292,14 +307,10 @@ class _Writer:
             return None
 
     def value(self, obj: Any) -> bytes:
-        if type(obj) is tuple:  # fast path of the common tuple of scalars, same bytes
-            try:
-                items = _SCALAR_PACKER.pack(list(obj))
-            except _NOT_SCALAR:
-                pass
-            else:
-                size = len(items)
-                return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
+        if type(obj) is tuple:  # (the common tuple of scalars: faster, same bytes)
+            data = _scalar_tuple(obj)
+            if data is not None:
+                return data
         return _whole(obj, self._value_packer, self._value_pickle)
 
     def items(self, items: list) -> bytes:

@@ -121,6 +121,7 @@ def test_tuples_of_every_size_keep_the_stored_format(value):
     # Items of 1-16 bytes, then around the 256 and 65536 bytes of msgpack's ext headers.
     assert serialize_value(value) == _format_of_values(value)
     assert deserialize(serialize_value(value)) == value
+    assert serialize_key(value) == _format_of_keys(value)
 
 
 def test_a_frozenset_anywhere_in_a_key_keeps_its_members_bytes():
