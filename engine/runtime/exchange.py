@@ -49,7 +49,10 @@ class PieceCodec:
 
     def encoded(self, piece) -> Optional[bytes]:
         """The piece's msgpack, or None if msgpack cannot hold it (an int beyond 64 bits,
-        a lone surrogate)."""
+        a lone surrogate) or its keys are not all scalars (a key that is not of its
+        declared type: msgpack would give a tuple back as a list)."""
+        if self._keyed and not set(map(type, piece.keys)) <= _SCALARS:
+            return None
         elements = piece.elements if self._keyed else piece
         try:
             if self._to_wire is not None:
@@ -67,6 +70,9 @@ class PieceCodec:
         if self._from_wire is not None:
             elements = self._from_wire(elements)
         return KeyedChunk(keys, elements) if self._keyed else elements
+
+
+_SCALARS = {str, int, float, bool, type(None), bytes}
 
 
 def _unconstrained(schema):

@@ -172,3 +172,17 @@ def test_typed_pieces_travel_as_msgpack_and_what_it_cannot_hold_as_pickle():
     assert [type(pickle.loads(piece)) for piece in pieces] == [bytes, list]
     assert [r for piece in records_of(payload_of(pieces, None, ""), codec) for r in piece] \
         == fits + beyond
+
+
+def test_keys_that_are_not_scalars_are_pickled_with_their_piece():
+    # A key selector may return what its declared basic key type does not say (a tuple
+    # for STRING): msgpack would give it back as a list, so its piece is pickled.
+    from api.common import Types
+    from engine.runtime.exchange import PieceCodec
+    from engine.runtime.operators.chunks import KeyedChunk
+    codec = PieceCodec(Types.INT().wire_form(False), keyed=True)
+    scalars, mixed = KeyedChunk(["a", 2, None], [1, 2, 3]), KeyedChunk(["a", ("b", 1)], [1, 2])
+    assert type(pickle.loads(pickled("op", scalars, codec))) is bytes
+    assert pickled("op", mixed, codec) == pickled("op", mixed)
+    [piece] = records_of(pickled("op", mixed, codec), codec)
+    assert list(piece) == [("a", 1), (("b", 1), 2)]
