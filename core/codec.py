@@ -277,8 +277,6 @@ def _scalar_tuple(obj: tuple) -> Optional[bytes]:
     return (_TUPLE_HEADS[size] if size < 256 else _ext_head(_TUPLE, size)) + items
 
 
-
-
 class _Writer:
     """Serializes keys and values, pickling what is not data with ``pickled`` (which may
     raise NotDataError instead). The packers are reused (4x faster than packb); a

@@ -63,10 +63,7 @@ class PieceCodec:
 
     def decoded(self, data: bytes):
         """The piece ``encoded`` gave ``data`` for."""
-        if self._keyed:
-            keys, elements = self._decode(data)
-        else:
-            elements = self._decode(data)
+        keys, elements = self._decode(data) if self._keyed else (None, self._decode(data))
         if self._from_wire is not None:
             elements = self._from_wire(elements)
         return KeyedChunk(keys, elements) if self._keyed else elements
